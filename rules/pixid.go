@@ -13,13 +13,14 @@ import (
 const EfiISPB = "09089356"
 
 var (
-	reTxid  = regexp.MustCompile(`^[a-zA-Z0-9]{26,35}$`)
-	reE2E   = regexp.MustCompile(`^E[0-9A-Z]{8}\d{12}[a-zA-Z0-9]{11}$`)
-	reRtr   = regexp.MustCompile(`^D[0-9A-Z]{8}\d{12}[a-zA-Z0-9]{11}$`)
-	reID35  = regexp.MustCompile(`^[a-zA-Z0-9]{1,35}$`)
-	reKeyPh = regexp.MustCompile(`^\+[1-9][0-9]\d{1,14}$`)
-	reKeyEm = regexp.MustCompile("^[a-z0-9.!#$&'*+/=?^_`{|}~-]+@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$")
-	reKeyEV = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	reTxid    = regexp.MustCompile(`^[a-zA-Z0-9]{26,35}$`)
+	reE2E     = regexp.MustCompile(`^E[0-9A-Z]{8}\d{12}[a-zA-Z0-9]{11}$`)
+	reRtr     = regexp.MustCompile(`^D[0-9A-Z]{8}\d{12}[a-zA-Z0-9]{11}$`)
+	reID35    = regexp.MustCompile(`^[a-zA-Z0-9]{1,35}$`)
+	reKeyPh   = regexp.MustCompile(`^\+[1-9][0-9]\d{1,14}$`)
+	reKeyEm   = regexp.MustCompile("^[a-z0-9.!#$&'*+/=?^_`{|}~-]+@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$")
+	reCNPJKey = regexp.MustCompile(`^[0-9A-Z]{12}[0-9]{2}$`)
+	reKeyEV   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 )
 
 // ValidTxid reports whether s is a txid for cob/cobv: ^[a-zA-Z0-9]{26,35}$.
@@ -127,7 +128,7 @@ func PixKeyType(key string) (KeyType, error) {
 			return "", fmt.Errorf("chave Pix %q: CPF com dígitos verificadores inválidos", key)
 		}
 		return KeyCPF, nil
-	case len(key) == 14 && key == strings.ToUpper(key) && CleanDocument(key) == key:
+	case reCNPJKey.MatchString(key):
 		if !ValidCNPJ(key) {
 			return "", fmt.Errorf("chave Pix %q: CNPJ com dígitos verificadores inválidos", key)
 		}
