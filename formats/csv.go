@@ -1,0 +1,364 @@
+package formats
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+)
+
+type csvReader struct {
+	f          *os.File
+	r          *csv.Reader
+	src        Source
+	opt        Options
+	lineOffset int // lines consumed before the csv.Reader (a "sep=" line)
+	letters    []string
+	rows       int
+	cells      []Cell
+	done       bool
+}
+
+func openCSV(path string, f *os.File, size int64, opt Options) (Reader, error) {
+	if max := opt.maxBytes(DefaultMaxBytes); max > 0 && size > max {
+		return nil, tooLarge(path, size, max)
+	}
+	src := Source{File: path, Format: "csv", Encoding: "utf-8"}
+	valid, err := validUTF8Stream(f)
+	if err != nil {
+		return nil, openErr(path, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, openErr(path, err)
+	}
+	var in io.Reader = f
+	br := bufio.NewReaderSize(f, 1<<16)
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xEF\xBB\xBF")) {
+		br.Discard(3)
+		src.Encoding = "utf-8-bom"
+	}
+	in = br
+	if !valid {
+		src.Encoding = "windows-1252"
+		in = bufio.NewReaderSize(newCP1252Reader(br), 1<<16)
+		src.Warnings = append(src.Warnings, Warning{Code: WarnEncoding,
+			Message:   "o arquivo não está em UTF-8; foi lido como Windows-1252 (o \"CSV\" do Excel no Windows). Confira os acentos",
+			MessageEN: "the file is not UTF-8; it was read as Windows-1252 (Excel's plain CSV on Windows). Check the accents"})
+	}
+	bin := in.(*bufio.Reader)
+	c := &csvReader{f: f, src: src, opt: opt}
+	delim := opt.Delimiter
+	// A "sep=;" hint line written by Excel.
+	if first, _ := bin.Peek(8); len(first) >= 5 && bytes.EqualFold(first[:4], []byte("sep=")) {
+		line, _ := bin.ReadString('\n')
+		hint := strings.TrimRight(line[4:], "\r\n")
+		if r, n := utf8.DecodeRuneInString(hint); n == len(hint) && n > 0 {
+			if delim == 0 {
+				delim = r
+			}
+			c.lineOffset = 1
+		} else {
+			return nil, &Error{File: path, Row: 1, Code: CodeCorrupt, Value: strings.TrimSpace(line),
+				Message: "linha \"sep=\" inválida: deve ter um único caractere separador", MessageEN: "invalid \"sep=\" line: it must name a single separator"}
+		}
+	}
+	if delim == 0 {
+		delim = sniffDelimiter(bin)
+	}
+	c.src.Delimiter = string(delim)
+	c.r = csv.NewReader(bin)
+	c.r.Comma = delim
+	c.r.FieldsPerRecord = -1
+	c.r.ReuseRecord = true
+	c.r.LazyQuotes = false
+	// Header: the first record that is not entirely blank.
+	for {
+		rec, err := c.r.Read()
+		if err == io.EOF {
+			return nil, &Error{File: path, Code: CodeEmpty, Message: "arquivo vazio: falta a linha de cabeçalho", MessageEN: "empty file: the header row is missing"}
+		}
+		if err != nil {
+			return nil, c.csvErr(err)
+		}
+		if blankRecord(rec) {
+			continue
+		}
+		line, _ := c.r.FieldPos(0)
+		c.src.HeaderRow = line + c.lineOffset
+		c.src.Headers = make([]string, len(rec))
+		for i, h := range rec {
+			c.src.Headers[i] = strings.TrimFunc(h, isSpaceLike)
+		}
+		break
+	}
+	c.letters = make([]string, len(c.src.Headers))
+	for i := range c.letters {
+		c.letters[i] = ColumnLetter(i)
+	}
+	c.src.Columns = c.letters
+	c.src.Warnings = append(c.src.Warnings, headerWarnings(c.src.Headers, c.letters, c.src.HeaderRow)...)
+	return c, nil
+}
+
+func tooLarge(path string, size, max int64) *Error {
+	return &Error{File: path, Code: CodeTooLarge,
+		Message:   fmt.Sprintf("arquivo grande demais: %d bytes (limite %d)", size, max),
+		MessageEN: fmt.Sprintf("file too large: %d bytes (limit %d)", size, max)}
+}
+
+func blankRecord(rec []string) bool {
+	for _, s := range rec {
+		if strings.TrimFunc(s, isSpaceLike) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// headerWarnings reports blank and duplicate header cells.
+func headerWarnings(headers, letters []string, row int) []Warning {
+	var ws []Warning
+	seen := map[string]int{}
+	for i, h := range headers {
+		if h == "" {
+			ws = append(ws, Warning{Row: row, Column: letters[i], Code: WarnBlankHeader,
+				Message: "coluna sem cabeçalho; seus valores serão ignorados", MessageEN: "column without a header; its values are ignored"})
+			continue
+		}
+		n := NormalizeHeader(h)
+		if j, ok := seen[n]; ok {
+			ws = append(ws, Warning{Row: row, Column: letters[i], Header: h, Value: h, Code: WarnDuplicateHeader,
+				Message:   fmt.Sprintf("cabeçalho repetido (igual ao da coluna %s)", letters[j]),
+				MessageEN: fmt.Sprintf("duplicate header (same as column %s)", letters[j])})
+			continue
+		}
+		seen[n] = i
+	}
+	return ws
+}
+
+func (c *csvReader) Source() Source { return c.src }
+
+func (c *csvReader) Close() error {
+	if c.f == nil {
+		return nil
+	}
+	err := c.f.Close()
+	c.f = nil
+	return err
+}
+
+func (c *csvReader) csvErr(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		e := &Error{File: c.src.File, Row: pe.StartLine + c.lineOffset, Code: CodeBadQuote, Err: err}
+		if pe.Column > 0 {
+			e.Column = "" // csv columns are byte offsets, not spreadsheet columns
+		}
+		line := pe.Line + c.lineOffset
+		switch {
+		case errors.Is(pe.Err, csv.ErrQuote):
+			e.Message = fmt.Sprintf("aspas (\") sem fechamento ou fora do lugar (linha física %d)", line)
+			e.MessageEN = fmt.Sprintf("unclosed or misplaced quote (\") (physical line %d)", line)
+		case errors.Is(pe.Err, csv.ErrBareQuote):
+			e.Message = fmt.Sprintf("aspas (\") no meio de um campo sem aspas; coloque o campo entre aspas e duplique as internas (linha física %d)", line)
+			e.MessageEN = fmt.Sprintf("bare quote (\") inside an unquoted field; quote the field and double inner quotes (physical line %d)", line)
+		default:
+			e.Code = CodeCorrupt
+			e.Message, e.MessageEN = "CSV inválido: "+pe.Err.Error(), "invalid CSV: "+pe.Err.Error()
+		}
+		return e
+	}
+	return &Error{File: c.src.File, Code: CodeOpen, Message: "erro de leitura: " + err.Error(), MessageEN: "read error: " + err.Error(), Err: err}
+}
+
+func (c *csvReader) Next() (Row, error) {
+	if c.done {
+		return Row{}, io.EOF
+	}
+	for {
+		rec, err := c.r.Read()
+		if err == io.EOF {
+			c.done = true
+			return Row{}, io.EOF
+		}
+		if err != nil {
+			c.done = true
+			return Row{}, c.csvErr(err)
+		}
+		if blankRecord(rec) {
+			continue
+		}
+		line, _ := c.r.FieldPos(0)
+		line += c.lineOffset
+		c.rows++
+		if max := c.opt.maxRows(); max > 0 && c.rows > max {
+			c.done = true
+			return Row{}, tooManyRows(c.src.File, "", line, max)
+		}
+		if len(rec) != len(c.src.Headers) {
+			return Row{Number: line}, &Error{File: c.src.File, Row: line, Code: CodeRagged,
+				Value:     fmt.Sprint(len(rec)),
+				Message:   fmt.Sprintf("a linha tem %d campos, mas o cabeçalho tem %d (separador %q); confira separadores e aspas", len(rec), len(c.src.Headers), c.src.Delimiter),
+				MessageEN: fmt.Sprintf("the row has %d fields but the header has %d (delimiter %q); check delimiters and quotes", len(rec), len(c.src.Headers), c.src.Delimiter)}
+		}
+		cells := c.cells
+		if !c.opt.ReuseCells || cap(cells) < len(rec) {
+			cells = make([]Cell, len(rec))
+			if c.opt.ReuseCells {
+				c.cells = cells
+			}
+		}
+		cells = cells[:len(rec)]
+		for i, s := range rec {
+			v := strings.TrimFunc(s, isSpaceLike)
+			k := KindText
+			if v == "" {
+				k = KindEmpty
+			}
+			cells[i] = Cell{Value: v, Column: c.letters[i], Header: c.src.Headers[i], Raw: s, Kind: k}
+		}
+		return Row{Number: line, Cells: cells}, nil
+	}
+}
+
+func tooManyRows(file, sheet string, row, max int) *Error {
+	return &Error{File: file, Sheet: sheet, Row: row, Code: CodeTooManyRows,
+		Message:   fmt.Sprintf("mais de %d linhas de dados; divida o arquivo", max),
+		MessageEN: fmt.Sprintf("more than %d data rows; split the file", max)}
+}
+
+// sniffDelimiter picks among ';', ',' and tab the one that appears most in
+// the first line (outside quotes); ties prefer ';', then tab, then ','.
+func sniffDelimiter(br *bufio.Reader) rune {
+	buf, _ := br.Peek(br.Size())
+	if len(buf) == 0 {
+		buf, _ = br.Peek(1)
+		buf, _ = br.Peek(br.Buffered())
+	}
+	counts := map[byte]int{}
+	inQ := false
+	for _, b := range buf {
+		if b == '"' {
+			inQ = !inQ
+			continue
+		}
+		if inQ {
+			continue
+		}
+		if b == '\n' {
+			break
+		}
+		if b == ';' || b == ',' || b == '\t' {
+			counts[b]++
+		}
+	}
+	best, n := byte(';'), counts[';']
+	if counts['\t'] > n {
+		best, n = '\t', counts['\t']
+	}
+	if counts[','] > n {
+		best = ','
+	}
+	return rune(best)
+}
+
+// validUTF8Stream reports whether the whole stream is valid UTF-8, reading it
+// in chunks (no whole-file load) and stopping at the first invalid byte.
+func validUTF8Stream(r io.Reader) (bool, error) {
+	buf := make([]byte, 1<<18)
+	carry := 0
+	for {
+		n, err := io.ReadFull(r, buf[carry:])
+		n += carry
+		if n > 0 {
+			end := n
+			// Hold back an incomplete rune at the end of the chunk.
+			if err == nil {
+				for k := 1; k <= 3 && k <= n; k++ {
+					b := buf[n-k]
+					if b < 0x80 {
+						break
+					}
+					if b >= 0xC0 {
+						if !utf8.FullRune(buf[n-k : n]) {
+							end = n - k
+						}
+						break
+					}
+				}
+			}
+			if !utf8.Valid(buf[:end]) {
+				return false, nil
+			}
+			carry = copy(buf, buf[end:n])
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if carry > 0 && !utf8.Valid(buf[:carry]) {
+				return false, nil
+			}
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+var cp1252Table = func() (t [256][]byte) {
+	for i := 0; i < 256; i++ {
+		r := charmap.Windows1252.DecodeByte(byte(i))
+		t[i] = []byte(string(r))
+	}
+	return t
+}()
+
+// cp1252Reader decodes Windows-1252 to UTF-8 with a table built from
+// golang.org/x/text/encoding/charmap (faster than a transform.Reader).
+type cp1252Reader struct {
+	r       io.Reader
+	in      []byte
+	pending []byte
+}
+
+func newCP1252Reader(r io.Reader) io.Reader { return &cp1252Reader{r: r, in: make([]byte, 1<<15)} }
+
+func (c *cp1252Reader) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	if len(p) < 3 {
+		var tmp [3]byte
+		n, err := c.r.Read(c.in[:1])
+		if n == 0 {
+			return 0, err
+		}
+		out := append(tmp[:0], cp1252Table[c.in[0]]...)
+		k := copy(p, out)
+		c.pending = append(c.pending[:0], out[k:]...)
+		return k, nil
+	}
+	n := len(p) / 3
+	if n > len(c.in) {
+		n = len(c.in)
+	}
+	m, err := c.r.Read(c.in[:n])
+	out := p[:0]
+	for _, b := range c.in[:m] {
+		if b < 0x80 {
+			out = append(out, b)
+		} else {
+			out = append(out, cp1252Table[b]...)
+		}
+	}
+	return len(out), err
+}
