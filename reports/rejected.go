@@ -1,0 +1,327 @@
+package reports
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/xuri/excelize/v2"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+
+	"remessa/formats"
+	"remessa/pipeline/results"
+)
+
+// rejectedColumn is the header of the column added to the rejected rows.
+func rejectedColumn(lang string) string { return tr(lang, "col_problem") }
+
+// rejectedProblems maps the source row of every refused or denied row to the
+// text of its problems, in lang.
+func rejectedProblems(r *results.Results, lang string) map[int]string {
+	out := map[int]string{}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Outcome != results.Refused && row.Outcome != results.Denied {
+			continue
+		}
+		var parts []string
+		for _, p := range rowProblems(lang, row) {
+			msg, _ := problemText(lang, row.Outcome, p)
+			if place := problemPlace(p); place != "" {
+				msg = place + ": " + msg
+			}
+			parts = append(parts, msg+" ["+p.Code+"]")
+		}
+		out[row.SourceRow] = strings.Join(parts, "; ")
+	}
+	return out
+}
+
+// WriteRejected writes the refused and denied rows of r into dir, in the
+// input's own format and columns plus a "Problema" column: rejeitadas.xlsx
+// for an XLSX input (same sheet name, numbers, dates and text kept as they
+// were typed), rejeitadas.csv for a CSV input (same delimiter and encoding,
+// fields exactly as typed), rejeitadas.yaml for a YAML input. The input must
+// be the file the run read: when results.json records its SHA-256, a changed
+// file is refused. It returns "" and no error when no row was rejected.
+func WriteRejected(dir string, r *results.Results, in InputInfo, opt Options) (string, error) {
+	opt, err := opt.normalize()
+	if err != nil {
+		return "", err
+	}
+	want := rejectedProblems(r, opt.Lang)
+	if len(want) == 0 {
+		return "", nil
+	}
+	if err := checkInputHash(in.Path, r.Run.InputSHA256); err != nil {
+		return "", err
+	}
+	rd, err := formats.Open(in.Path, formats.Options{Sheet: in.Sheet, MaxRows: -1})
+	if err != nil {
+		return "", fmt.Errorf("linhas rejeitadas: %w", err)
+	}
+	defer rd.Close()
+	src := rd.Source()
+	var path string
+	switch src.Format {
+	case "xlsx":
+		path = filepath.Join(dir, FileRejected+".xlsx")
+		err = writeAtomic(path, func(f *os.File) error { return rejectedXLSX(f, rd, want, opt.Lang) })
+	case "csv":
+		path = filepath.Join(dir, FileRejected+".csv")
+		err = writeAtomic(path, func(f *os.File) error { return rejectedCSV(f, rd, want, opt.Lang) })
+	case "yaml":
+		path = filepath.Join(dir, FileRejected+".yaml")
+		err = writeAtomic(path, func(f *os.File) error { return rejectedYAML(f, rd, want, opt.Lang) })
+	default:
+		return "", fmt.Errorf("linhas rejeitadas: formato de entrada %q não suportado", src.Format)
+	}
+	if err != nil {
+		return "", fmt.Errorf("linhas rejeitadas: %w", err)
+	}
+	if len(want) > 0 {
+		var m missingRows
+		for n := range want {
+			m = append(m, n)
+		}
+		sort.Ints(m)
+		return path, fmt.Errorf("linhas rejeitadas: %s: %w", path, m)
+	}
+	return path, nil
+}
+
+// missingRows is returned when failing rows are not in the input file.
+type missingRows []int
+
+func (m missingRows) Error() string {
+	s := make([]string, len(m))
+	for i, n := range m {
+		s[i] = strconv.Itoa(n)
+	}
+	return "as linhas " + strings.Join(s, ", ") + " não foram encontradas na entrada (veja problemas.csv)"
+}
+
+func checkInputHash(path, want string) error {
+	if want == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("linhas rejeitadas: abrir a entrada: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("linhas rejeitadas: ler %s: %w", path, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
+		return fmt.Errorf("linhas rejeitadas: %s mudou depois da execução (SHA-256 %s, a execução leu %s); use a planilha original", path, got, want)
+	}
+	return nil
+}
+
+// eachRejected calls fn for every input row that failed, in input order;
+// failing rows the reader never returned are left in want.
+func eachRejected(rd formats.Reader, want map[int]string, fn func(formats.Row, string) error) error {
+	for {
+		row, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if formats.IsRowLevel(err) {
+				continue // a row the reader cannot give back; problemas.csv lists it
+			}
+			return err
+		}
+		msg, ok := want[row.Number]
+		if !ok {
+			continue
+		}
+		if err := fn(row, msg); err != nil {
+			return err
+		}
+		delete(want, row.Number)
+	}
+	return nil
+}
+
+func rejectedCSV(w io.Writer, rd formats.Reader, want map[int]string, lang string) error {
+	src := rd.Source()
+	var out io.Writer = w
+	bw := bufio.NewWriter(w)
+	out = bw
+	switch src.Encoding {
+	case "utf-8-bom":
+		bw.WriteString(utf8BOM)
+	case "windows-1252":
+		out = encoding.ReplaceUnsupported(charmap.Windows1252.NewEncoder()).Writer(bw)
+	}
+	cw := csv.NewWriter(out)
+	if d, n := utf8.DecodeRuneInString(src.Delimiter); n > 0 {
+		cw.Comma = d
+	}
+	cw.UseCRLF = true
+	if err := cw.Write(append(append([]string{}, src.Headers...), rejectedColumn(lang))); err != nil {
+		return err
+	}
+	rec := make([]string, len(src.Headers)+1)
+	err := eachRejected(rd, want, func(row formats.Row, msg string) error {
+		for i := range src.Headers {
+			rec[i] = row.Get(i).Raw
+		}
+		rec[len(src.Headers)] = msg
+		return cw.Write(rec)
+	})
+	cw.Flush()
+	if cerr := cw.Error(); err == nil {
+		err = cerr
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func rejectedXLSX(w io.Writer, rd formats.Reader, want map[int]string, lang string) error {
+	src := rd.Source()
+	f := excelize.NewFile()
+	defer f.Close()
+	sheet := src.Sheet
+	if sheet == "" {
+		sheet = "Sheet1"
+	}
+	if sheet != "Sheet1" {
+		if err := f.SetSheetName("Sheet1", sheet); err != nil {
+			return err
+		}
+	}
+	st, err := newXLSXStyles(f)
+	if err != nil {
+		return err
+	}
+	pct, err := f.NewStyle(&excelize.Style{NumFmt: 10}) // 0.00%
+	if err != nil {
+		return err
+	}
+	sw, err := f.NewStreamWriter(sheet)
+	if err != nil {
+		return err
+	}
+	n := len(src.Headers)
+	for i := 0; i < n; i++ {
+		sw.SetColWidth(i+1, i+1, 18)
+	}
+	sw.SetColWidth(n+1, n+1, 70)
+	vals := make([]any, n+1)
+	for i, h := range src.Headers {
+		vals[i] = excelize.Cell{StyleID: st.header, Value: h}
+	}
+	vals[n] = excelize.Cell{StyleID: st.header, Value: rejectedColumn(lang)}
+	if err := sw.SetRow("A1", vals); err != nil {
+		return err
+	}
+	line := 1
+	err = eachRejected(rd, want, func(row formats.Row, msg string) error {
+		line++
+		for i := 0; i < n; i++ {
+			vals[i] = rejectedXLSXCell(row.Get(i), st, pct)
+		}
+		vals[n] = excelize.Cell{StyleID: st.text, Value: msg}
+		ref, _ := excelize.CoordinatesToCellName(1, line)
+		return sw.SetRow(ref, vals)
+	})
+	if err != nil {
+		return err
+	}
+	if err := sw.Flush(); err != nil {
+		return err
+	}
+	_, err = f.WriteTo(w)
+	return err
+}
+
+// rejectedXLSXCell writes a value back as the input stored it: numbers as
+// numbers, dates as dates, percentages as percentages, text as text.
+func rejectedXLSXCell(c formats.Cell, st *xlsxStyles, pct int) any {
+	switch c.Kind {
+	case formats.KindEmpty:
+		return nil
+	case formats.KindNumber:
+		if v, err := strconv.ParseFloat(c.Value, 64); err == nil {
+			return v
+		}
+	case formats.KindPercent:
+		if v, err := strconv.ParseFloat(c.Raw, 64); err == nil {
+			return excelize.Cell{StyleID: pct, Value: v}
+		}
+	case formats.KindDate:
+		if t, err := time.Parse("2006-01-02", c.Value); err == nil {
+			return excelize.Cell{StyleID: st.date, Value: t}
+		}
+	case formats.KindBool:
+		return c.Value == "true"
+	}
+	v := c.Raw
+	if c.Kind == formats.KindFormula || c.Kind == formats.KindError || v == "" {
+		v = c.Value
+	}
+	return excelize.Cell{StyleID: st.text, Value: v}
+}
+
+func rejectedYAML(w io.Writer, rd formats.Reader, want map[int]string, lang string) error {
+	src := rd.Source()
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	err := eachRejected(rd, want, func(row formats.Row, msg string) error {
+		m := &yaml.Node{Kind: yaml.MappingNode}
+		for i, c := range row.Cells {
+			key := c.Column
+			if key == "" && i < len(src.Headers) {
+				key = src.Headers[i]
+			}
+			if c.Kind == formats.KindEmpty {
+				continue
+			}
+			m.Content = append(m.Content,
+				&yaml.Node{Kind: yaml.ScalarNode, Value: key},
+				yamlScalar(c))
+		}
+		m.Content = append(m.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Value: strings.ToLower(rejectedColumn(lang))},
+			&yaml.Node{Kind: yaml.ScalarNode, Value: msg})
+		seq.Content = append(seq.Content, m)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{seq}}); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// yamlScalar keeps text as a string (quoted when it would read as something
+// else, like "01234") and other values plain.
+func yamlScalar(c formats.Cell) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Value: c.Raw}
+	if c.Kind == formats.KindText {
+		n.Tag = "!!str"
+	}
+	return n
+}
