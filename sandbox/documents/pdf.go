@@ -187,7 +187,7 @@ func partyLine(p Party) string {
 // carnet third.
 type fichaLayout struct {
 	rowH, instrH, payerH, rightW float64
-	valueSize, lineSize        float64
+	valueSize, lineSize          float64
 }
 
 var (
@@ -232,7 +232,7 @@ func (d *pdfDoc) ficha(x, y, w float64, s Slip, l fichaLayout) (float64, error) 
 	y += l.rowH
 	cols := []struct {
 		label, value string
-		frac       float64
+		frac         float64
 	}{
 		{"Data do documento", formatDate(s.IssuedAt), 0.2},
 		{"Nº do documento", s.documentNumber(), 0.28},
@@ -249,7 +249,7 @@ func (d *pdfDoc) ficha(x, y, w float64, s Slip, l fichaLayout) (float64, error) 
 	y += l.rowH
 	cols = []struct {
 		label, value string
-		frac       float64
+		frac         float64
 	}{
 		{"Uso do banco", "", 0.2},
 		{"Carteira", "", 0.14},
