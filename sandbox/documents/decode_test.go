@@ -390,3 +390,85 @@ func TestQRMatrixReadsBack(t *testing.T) {
 		t.Fatalf("read %q", got)
 	}
 }
+
+var reSVGRect = regexp.MustCompile(`<rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)"/>`)
+
+// svgRects reads the rectangles of the n-th <svg class="cls"> of page.
+func svgRects(t *testing.T, page, cls string, n int) []rect {
+	t.Helper()
+	parts := strings.Split(page, `<svg class="`+cls+`"`)
+	if len(parts) <= n+1 {
+		t.Fatalf("page has %d %s images, want more than %d", len(parts)-1, cls, n)
+	}
+	body := parts[n+1][:strings.Index(parts[n+1], "</svg>")]
+	var rs []rect
+	for _, m := range reSVGRect.FindAllStringSubmatch(body, -1) {
+		var v [4]float64
+		for i := range v {
+			v[i], _ = strconv.ParseFloat(m[i+1], 64)
+		}
+		// Flip to the PDF convention (y up, negative height) used by the helpers.
+		rs = append(rs, rect{v[0], -v[1], v[2], -v[3]})
+	}
+	return rs
+}
+
+func TestSlipHTMLDecodes(t *testing.T) {
+	var b bytes.Buffer
+	if err := RenderSlipHTML(&b, sampleSlip()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	writeSample(t, "slip.html", b.Bytes())
+	bars := svgRects(t, page, "barcode", 0)
+	sort.Slice(bars, func(i, j int) bool { return bars[i].x < bars[j].x })
+	if got, err := decodeITF(barWidths(bars)); err != nil || got != vectorBarcode {
+		t.Fatalf("HTML bars decode to %q (%v)", got, err)
+	}
+	mods := svgRects(t, page, "qrcode", 0)
+	qrs := qrCodesOf(mods)
+	if len(qrs) != 1 {
+		t.Fatalf("%d QR codes", len(qrs))
+	}
+	if got := zxingQR(t, qrs[0]); got != vectorBRCode {
+		t.Fatalf("HTML QR code reads %q", got)
+	}
+	for _, want := range []string{vectorLine, "R$ 1.500,75", "10/03/2026", "José da Conceição Araújo", "Mensalidade de março",
+		`width="102.87mm"`, "@page { size: A4"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("HTML does not show %q", want)
+		}
+	}
+}
+
+func TestHTMLEscapesUserText(t *testing.T) {
+	s := sampleSlip()
+	s.Payer.Name = `<script>alert("x")</script>`
+	s.Messages = []string{`<img src=x onerror=alert(1)>`}
+	var b bytes.Buffer
+	if err := RenderSlipHTML(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "<script>alert") || strings.Contains(b.String(), "<img src=x") {
+		t.Fatal("user text reached the page unescaped")
+	}
+}
+
+func TestCarnetHTML(t *testing.T) {
+	c := sampleCarnet(t, 3)
+	var b bytes.Buffer
+	if err := RenderCarnetHTML(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for i, p := range c.Parcels {
+		bars := svgRects(t, page, "barcode", i)
+		sort.Slice(bars, func(i, j int) bool { return bars[i].x < bars[j].x })
+		if got, err := decodeITF(barWidths(bars)); err != nil || got != p.Barcode {
+			t.Errorf("parcel %d: bars decode to %q (%v), want %s", i+1, got, err, p.Barcode)
+		}
+	}
+	if !strings.Contains(page, "Carnê nº 8800123") || !strings.Contains(page, "R$ 1.050,06") {
+		t.Error("cover lacks the carnet number or the total R$ 1.050,06")
+	}
+}
