@@ -1,0 +1,225 @@
+// Package sandbox assembles the local stand-in of the charge-issuing (/v1)
+// and Pix (/v2) service: the store, the clock, authentication, fault
+// injection and the route modules registered through remessa/sandbox/module.
+//
+// Import remessa/sandbox/all to get every module; New builds the server
+// with whatever modules are registered.
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"remessa/sandbox/auth"
+	"remessa/sandbox/clock"
+	"remessa/sandbox/faults"
+	"remessa/sandbox/httpx"
+	"remessa/sandbox/module"
+	"remessa/sandbox/store"
+)
+
+// Deps, Module and Notifier are the module seam (see package module).
+type (
+	Deps     = module.Deps
+	Module   = module.Module
+	Notifier = module.Notifier
+)
+
+// DBFile is the database file name inside the data dir.
+const DBFile = "sandbox.db"
+
+// Memory as DataDir keeps everything in memory (tests).
+const Memory = store.Memory
+
+// Config configures a sandbox server. The zero value is usable except for
+// DataDir, whose empty value means DefaultDataDir().
+type Config struct {
+	Addr    string // charges API (and everything else) listen address; default "127.0.0.1:0"
+	PixAddr string // separate Pix listener; "" = Pix served on Addr (unless TLS)
+	DataDir string // ":memory:" for tests; "" = DefaultDataDir()
+
+	// ClientID and ClientSecret fix the first application's credentials.
+	ClientID, ClientSecret string
+
+	TokenTTL   time.Duration // charges token lifetime (default 600 s); caps the Pix token's 3600 s
+	Clock      clock.Clock   // default clock.NewAdjustable(0)
+	Faults     faults.Config
+	Logger     zerolog.Logger // zero value: logs nothing
+	BatchDelay time.Duration  // lotecobv processing delay, passed to modules
+	TLS        bool           // Pix listener with mTLS (needs a TLS provider module)
+	Sync       store.Sync     // SQLite synchronous: NORMAL (default) or FULL
+}
+
+// DefaultDataDir returns os.UserCacheDir()/remessa/sandbox.
+func DefaultDataDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("sandbox: no user cache directory (%w); use --data DIR", err)
+	}
+	return filepath.Join(dir, "remessa", "sandbox"), nil
+}
+
+// Server is a built sandbox, not yet listening.
+type Server struct {
+	cfg     Config
+	dataDir string
+	lock    *dirLock
+	st      *store.Store
+	clk     clock.Clock
+	auth    *auth.Service
+	faults  *faults.Injector
+	mux     *http.ServeMux
+	handler http.Handler
+	creds   auth.Credentials
+	log     zerolog.Logger
+
+	parts   []any // modules and notifier, for Runner/Closer
+	names   []string
+	url     atomic.Pointer[string]
+	pixURL  atomic.Pointer[string]
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// New opens the store, bootstraps the first account and application, and
+// builds every registered module.
+func New(cfg Config) (_ *Server, err error) {
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
+	defer func() {
+		if err != nil {
+			s.closeStore()
+		}
+	}()
+	s.clk = cfg.Clock
+	if s.clk == nil {
+		s.clk = clock.NewAdjustable(0)
+	}
+	dbPath := store.Memory
+	if cfg.DataDir != store.Memory {
+		s.dataDir = cfg.DataDir
+		if s.dataDir == "" {
+			if s.dataDir, err = DefaultDataDir(); err != nil {
+				return nil, err
+			}
+		}
+		if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: create data dir %s: %w", s.dataDir, err)
+		}
+		if s.lock, err = lockDir(s.dataDir); err != nil {
+			return nil, err
+		}
+		dbPath = filepath.Join(s.dataDir, DBFile)
+	}
+	if s.st, err = store.OpenWith(dbPath, store.Options{Sync: cfg.Sync}); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	if s.auth, err = auth.New(ctx, s.st, auth.Options{Clock: s.clk, TokenTTL: cfg.TokenTTL, Logger: s.log}); err != nil {
+		return nil, err
+	}
+	if s.creds, err = s.auth.Bootstrap(ctx, cfg.ClientID, cfg.ClientSecret); err != nil {
+		return nil, err
+	}
+	if s.faults, err = faults.New(cfg.Faults, s.clk); err != nil {
+		return nil, err
+	}
+	empty := ""
+	s.url.Store(&empty)
+	s.pixURL.Store(&empty)
+
+	deps := module.Deps{
+		Store: s.st, Clock: s.clk, Auth: s.auth, BaseURL: BaseURL,
+		URL: func() string { return *s.url.Load() }, PixURL: func() string { return *s.pixURL.Load() },
+		Logger: s.log, DataDir: s.dataDir, BatchDelay: cfg.BatchDelay, TLS: cfg.TLS,
+	}
+	s.auth.Register(s.mux)
+	s.faults.Register(s.mux)
+	s.registerControl()
+	if name, ctor := module.NotifierCtor(); ctor != nil {
+		n, err := ctor(deps)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: build notifier %s: %w", name, err)
+		}
+		deps.Notify = n
+		if m, ok := n.(module.Module); ok {
+			if err := s.register(name, m); err != nil {
+				return nil, err
+			}
+		} else {
+			s.parts, s.names = append(s.parts, n), append(s.names, name)
+		}
+	}
+	for _, e := range module.Modules() {
+		m, err := e.New(deps)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: build module %s: %w", e.Name, err)
+		}
+		if err := s.register(e.Name, m); err != nil {
+			return nil, err
+		}
+	}
+	s.handler = httpx.AccessLog(s.log, httpx.Recover(s.log, http.HandlerFunc(s.serve)))
+	return s, nil
+}
+
+func (s *Server) register(name string, m module.Module) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("sandbox: module %s: %v", name, v) // e.g. a route registered twice
+		}
+	}()
+	m.Register(s.mux)
+	s.parts, s.names = append(s.parts, m), append(s.names, name)
+	return nil
+}
+
+// BaseURL returns scheme://host of a request as the client reached it.
+func BaseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// serve routes a request: control routes only from loopback, unknown
+// routes in the path's dialect, faults on API routes.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/sandbox/") && !httpx.IsLoopback(r) {
+		httpx.WriteJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden",
+			"message": "as rotas /sandbox/ só respondem a clientes no loopback"})
+		return
+	}
+	_, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		var allow []string
+		for _, m := range probeMethods {
+			if m == r.Method {
+				continue
+			}
+			r2 := r.Clone(r.Context())
+			r2.Method = m
+			if _, p := s.mux.Handler(r2); p != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			httpx.MethodNotAllowed(w, r, allow)
+		} else {
+			httpx.NotFound(w, r)
+		}
+		return
+	}
+	s.faults.Serve(w, r, pattern, s.auth.AppOf, s.mux)
+}
