@@ -79,11 +79,11 @@ func isAlnum(s string) bool {
 // up to 77, key up to 77, 62-05 txid up to 25 alphanumerics. The error
 // names the field and the value.
 func (b BRCode) Encode() (string, error) {
-	name, err := asciiText("59 (nome do recebedor)", strings.TrimSpace(b.MerchantName))
+	name, err := asciiText("59 (nome do recebedor)", b.MerchantName)
 	if err != nil {
 		return "", err
 	}
-	city, err := asciiText("60 (cidade)", strings.TrimSpace(b.MerchantCity))
+	city, err := asciiText("60 (cidade)", b.MerchantCity)
 	if err != nil {
 		return "", err
 	}
@@ -108,8 +108,17 @@ func (b BRCode) Encode() (string, error) {
 		if b.AmountCents != 0 {
 			return "", fmt.Errorf("BR Code dinâmico: campo 54 (valor) %s não é permitido; o valor vai no payload JSON", FormatPixAmount(b.AmountCents))
 		}
+		if b.Key != "" || b.Info != "" {
+			return "", fmt.Errorf("BR Code dinâmico: campos 26-01 (chave) %q e 26-02 (informação) %q não são permitidos; a chave vai no payload JSON", b.Key, b.Info)
+		}
+		if b.Txid != "" && b.Txid != "***" {
+			return "", fmt.Errorf("BR Code dinâmico: campo 62-05 (txid) %q não é permitido; o dinâmico usa ***", b.Txid)
+		}
 		acct = tlv("00", pixGUI) + tlv("25", url)
 	} else {
+		if b.URL != "" {
+			return "", fmt.Errorf("BR Code estático: campo 26-25 (URL) %q só existe no dinâmico (Dynamic)", b.URL)
+		}
 		if b.Key == "" || len(b.Key) > MaxPixKey {
 			return "", fmt.Errorf("BR Code: campo 26-01 (chave) %q deve ter de 1 a %d caracteres", b.Key, MaxPixKey)
 		}

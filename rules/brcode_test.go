@@ -155,6 +155,9 @@ func TestBRCodeEncodeErrors(t *testing.T) {
 		{"txid dash", mod(func(b *BRCode) { b.Txid = "RP-1" }), "62-05", "RP-1"},
 		{"negative amount", mod(func(b *BRCode) { b.AmountCents = -1 }), "54", "-1"},
 		{"amount too long", mod(func(b *BRCode) { b.AmountCents = 100000000000000 }), "54", "1000000000000.00"},
+		{"dynamic with key", BRCode{URL: "x.com/a", Key: "a@b.co", MerchantName: "A", MerchantCity: "B", Dynamic: true}, "26-01", "a@b.co"},
+		{"dynamic with txid", BRCode{URL: "x.com/a", Txid: "ABC", MerchantName: "A", MerchantCity: "B", Dynamic: true}, "62-05", "ABC"},
+		{"static with URL", mod(func(b *BRCode) { b.URL = "x.com/a" }), "26-25", "x.com/a"},
 		{"bad CEP", mod(func(b *BRCode) { b.PostalCode = "1234" }), "61", "1234"},
 	}
 	for _, c := range cases {
@@ -260,4 +263,31 @@ func BenchmarkParseBRCode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzParseBRCodeBody fuzzes the TLV body and appends a correct CRC, so the
+// structure checks (not only the CRC) are exercised.
+func FuzzParseBRCodeBody(f *testing.F) {
+	for _, v := range brVectors {
+		f.Add(v.payload[:len(v.payload)-8])
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		s := body + "6304"
+		s += CRC16(s)
+		b, err := ParseBRCode(s)
+		if err != nil {
+			return
+		}
+		if b.MerchantName == "" || b.MerchantCity == "" || (b.Key == "" && b.URL == "") {
+			t.Fatalf("accepted incomplete code %q: %+v", s, b)
+		}
+		enc, err := b.Encode()
+		if err != nil {
+			return
+		}
+		b2, err := ParseBRCode(enc)
+		if err != nil || b2 != b {
+			t.Fatalf("round trip %+v -> %q -> %+v, %v", b, enc, b2, err)
+		}
+	})
 }
