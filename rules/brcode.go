@@ -30,22 +30,40 @@ type BRCode struct {
 func CRC16(s string) string {
 	crc := uint16(0xFFFF)
 	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
+		crc = crc<<8 ^ crcTable[byte(crc>>8)^s[i]]
 	}
 	const hex = "0123456789ABCDEF"
 	return string([]byte{hex[crc>>12], hex[crc>>8&0xF], hex[crc>>4&0xF], hex[crc&0xF]})
 }
 
+var crcTable = func() (t [256]uint16) {
+	for i := range 256 {
+		c := uint16(i) << 8
+		for range 8 {
+			if c&0x8000 != 0 {
+				c = c<<1 ^ 0x1021
+			} else {
+				c <<= 1
+			}
+		}
+		t[i] = c
+	}
+	return t
+}()
+
 // asciiText strips accents (NFD, combining marks dropped) and reports an
 // error naming the field when something non-printable-ASCII remains.
 func asciiText(field, v string) (string, error) {
+	plain := true
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7E {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return v, nil
+	}
 	var b strings.Builder
 	for _, r := range norm.NFD.String(v) {
 		if unicode.Is(unicode.Mn, r) {
@@ -60,7 +78,8 @@ func asciiText(field, v string) (string, error) {
 }
 
 func tlv(id, v string) string {
-	return fmt.Sprintf("%s%02d%s", id, len(v), v)
+	n := len(v)
+	return id + string([]byte{byte('0' + n/10%10), byte('0' + n%10)}) + v
 }
 
 func isAlnum(s string) bool {
