@@ -104,6 +104,9 @@ func WriteHTML(w io.Writer, r *results.Results, opt Options) error {
 	d.ServiceKey = serviceKey(r.Run.Service)
 	d.Service = tr(lang, d.ServiceKey)
 	for _, f := range runFields(lang, r.Run, true) {
+		if f[1] == "" {
+			f[1] = "—"
+		}
 		d.Fields = append(d.Fields, [2]string{tr(lang, f[0]), f[1]})
 	}
 	codes := []string{"in", "issued", "refused", "denied", "ambiguous", "pending"}
@@ -298,7 +301,9 @@ th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: lef
 th { background: #eef2f8; font-weight: bold; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 td.num, th.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 tr.in td { font-weight: bold; border-bottom: 2px solid var(--ink); }
-table.totals { width: auto; min-width: 520px; }
+table.totals, table.months, table.split { width: auto; min-width: 560px; }
+table.split td.code { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 12.5px; }
+.nowrap { white-space: nowrap; }
 .check { display: inline-block; margin-top: 8px; padding: 6px 12px; border-radius: 4px; font-weight: bold; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 .check.ok { background: #e6f4ea; color: #1e7b34; }
 .check.bad { background: #fde7e9; color: #c00000; }
@@ -395,9 +400,9 @@ footer { margin-top: 28px; font-size: 12px; }
 <section id="problems">
 <h2>{{t .Lang "problems"}} ({{.ProblemsTotal}})</h2>
 {{if .Problems}}<table class="problems" data-problems="{{.ProblemsTotal}}">
-<thead><tr><th class="num">{{t .Lang "col_source_row"}}</th><th>{{t .Lang "col_key"}}</th><th>{{t .Lang "col_payer"}}</th><th>{{t .Lang "col_outcome"}}</th><th class="num">{{t .Lang "col_amount"}}</th><th>{{t .Lang "col_code"}}</th><th>{{t .Lang "col_column"}}</th><th>{{t .Lang "col_message"}}</th><th>{{t .Lang "col_action"}}</th></tr></thead>
+<thead><tr><th class="num">{{t .Lang "col_source_row"}}</th><th>{{t .Lang "col_key"}}</th><th>{{t .Lang "col_payer"}}</th><th>{{t .Lang "col_outcome"}}</th><th class="num">{{t .Lang "col_amount"}}</th><th>{{t .Lang "col_code"}}</th><th>{{t .Lang "col_place"}}</th><th>{{t .Lang "col_message"}}</th><th>{{t .Lang "col_action"}}</th></tr></thead>
 <tbody>
-{{range .Problems}}<tr data-source-row="{{.SourceRow}}" data-outcome="{{.OutcomeCode}}" data-cents="{{.Cents}}" data-code="{{.Code}}"><td class="num">{{.SourceRow}}</td><td>{{.Key}}</td><td>{{.Payer}}<br/><span class="muted">{{.Document}}</span></td><td class="outcome-{{.OutcomeCode}}">{{.Outcome}}</td><td class="num">{{money $.Lang .Cents}}</td><td class="code">{{.Code}}</td><td>{{.Place}}{{if .Value}}<br/><span class="muted">{{.Value}}</span>{{end}}</td><td>{{.Message}}</td><td>{{.Action}}</td></tr>
+{{range .Problems}}<tr data-source-row="{{.SourceRow}}" data-outcome="{{.OutcomeCode}}" data-cents="{{.Cents}}" data-code="{{.Code}}"><td class="num">{{.SourceRow}}</td><td>{{.Key}}</td><td>{{.Payer}}<br/><span class="muted nowrap">{{.Document}}</span></td><td class="outcome-{{.OutcomeCode}}">{{.Outcome}}</td><td class="num">{{money $.Lang .Cents}}</td><td class="code">{{.Code}}</td><td>{{.Place}}{{if .Value}}<br/><span class="muted nowrap">{{.Value}}</span>{{end}}</td><td>{{.Message}}</td><td>{{.Action}}</td></tr>
 {{end}}</tbody>
 </table>
 {{if .ProblemsHidden}}<p class="muted">+{{.ProblemsHidden}} {{t .Lang "more_problems"}}</p>{{end}}

@@ -110,6 +110,7 @@ var labels = map[string]label{
 	"col_code":        {"Código", "Code"},
 	"col_field":       {"Campo", "Field"},
 	"col_column":      {"Coluna", "Column"},
+	"col_place":       {"Onde", "Where"},
 	"col_header":      {"Cabeçalho", "Header"},
 	"col_value":       {"Valor informado", "Value given"},
 	"col_message":     {"Problema", "Problem"},
