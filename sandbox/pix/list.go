@@ -1,0 +1,198 @@
+package pix
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"remessa/rules"
+)
+
+// Paginacao is the pagination object of Pix lists.
+type Paginacao struct {
+	PaginaAtual            int `json:"paginaAtual"`
+	ItensPorPagina         int `json:"itensPorPagina"`
+	QuantidadeDePaginas    int `json:"quantidadeDePaginas"`
+	QuantidadeTotalDeItens int `json:"quantidadeTotalDeItens"`
+}
+
+// Parametros echoes the query of a list.
+type Parametros struct {
+	Inicio           string    `json:"inicio"`
+	Fim              string    `json:"fim"`
+	CPF              string    `json:"cpf,omitempty"`
+	CNPJ             string    `json:"cnpj,omitempty"`
+	Status           string    `json:"status,omitempty"`
+	LocationPresente *bool     `json:"locationPresente,omitempty"`
+	LoteCobVID       *int64    `json:"loteCobVId,omitempty"`
+	Txid             string    `json:"txid,omitempty"`
+	Paginacao        Paginacao `json:"paginacao"`
+}
+
+// listQuery is a parsed list query.
+type listQuery struct {
+	inicio, fim time.Time
+	page, size  int
+	params      Parametros
+}
+
+// parseList reads inicio, fim (RFC 3339, required) and the pagination
+// parameters. efi selects the error dialect (cob routes).
+func parseList(q url.Values, efi bool) (*listQuery, *apiError) {
+	bad := func(prop, razao, val string) *apiError {
+		if efi {
+			return efiErr(http.StatusBadRequest, "valor_invalido", "Parâmetro "+prop+": "+razao)
+		}
+		return problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "Parâmetro "+prop+" inválido.", []Violacao{{Razao: razao, Propriedade: prop, Valor: val}})
+	}
+	lq := &listQuery{size: rules.DefaultPageSize}
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{{"inicio", &lq.inicio}, {"fim", &lq.fim}} {
+		s := q.Get(f.name)
+		if s == "" {
+			return nil, bad(f.name, "parâmetro obrigatório ausente (data e hora RFC 3339, ex.: 2026-01-01T00:00:00Z)", "")
+		}
+		if *f.dst, err = time.Parse(time.RFC3339, s); err != nil {
+			return nil, bad(f.name, "data e hora RFC 3339 inválida (ex.: 2026-01-01T00:00:00Z)", s)
+		}
+	}
+	if lq.fim.Before(lq.inicio) {
+		return nil, bad("fim", "Campo de data fim deve ser maior ou igual ao campo de data inicio", q.Get("fim"))
+	}
+	if s := q.Get("paginacao.paginaAtual"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return nil, bad("paginacao.paginaAtual", "deve ser um inteiro maior ou igual a 0", s)
+		}
+		lq.page = n
+	}
+	if s := q.Get("paginacao.itensPorPagina"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > rules.MaxPageSize {
+			return nil, bad("paginacao.itensPorPagina", "deve ser um inteiro de 1 a 1000", s)
+		}
+		lq.size = n
+	}
+	lq.params = Parametros{Inicio: ts(lq.inicio), Fim: ts(lq.fim)}
+	return lq, nil
+}
+
+// in reports whether t is within [inicio, fim].
+func (lq *listQuery) in(t time.Time) bool { return !t.Before(lq.inicio) && !t.After(lq.fim) }
+
+// window returns the [lo, hi) slice bounds of the requested page of n
+// items and fills params.paginacao.
+func (lq *listQuery) window(n int) (int, int) {
+	pages := (n + lq.size - 1) / lq.size
+	lq.params.Paginacao = Paginacao{PaginaAtual: lq.page, ItensPorPagina: lq.size, QuantidadeDePaginas: pages, QuantidadeTotalDeItens: n}
+	lo := lq.page * lq.size
+	if lo > n {
+		lo = n
+	}
+	hi := lo + lq.size
+	if hi > n {
+		hi = n
+	}
+	return lo, hi
+}
+
+// CobList is the answer of GET /v2/cob and GET /v2/cobv.
+type CobList struct {
+	Parametros Parametros `json:"parametros"`
+	Cobs       []Cob      `json:"cobs"`
+}
+
+// listCharges handles GET /v2/cob and /v2/cobv with the filters cpf, cnpj,
+// status, locationPresente and (cobv) loteCobVId.
+func (m *Module) listCharges(accountID, kind string, q url.Values) (*CobList, *apiError) {
+	efi := kind == kindCob
+	lq, e := parseList(q, efi)
+	if e != nil {
+		return nil, e
+	}
+	bad := func(prop, razao, val string) *apiError {
+		if efi {
+			return efiErr(http.StatusBadRequest, "valor_invalido", "Parâmetro "+prop+": "+razao)
+		}
+		return problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "Parâmetro "+prop+" inválido.", []Violacao{{Razao: razao, Propriedade: prop, Valor: val}})
+	}
+	cpf, cnpj, status := q.Get("cpf"), q.Get("cnpj"), q.Get("status")
+	if cpf != "" && cnpj != "" {
+		return nil, bad("cpf", "informe cpf ou cnpj, não ambos", cpf)
+	}
+	switch status {
+	case "", StatusAtiva, StatusConcluida, StatusRemovidaUser, StatusRemovidaPSP:
+	default:
+		return nil, bad("status", "use ATIVA, CONCLUIDA, REMOVIDA_PELO_USUARIO_RECEBEDOR ou REMOVIDA_PELO_PSP", status)
+	}
+	var locPres *bool
+	if s := q.Get("locationPresente"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, bad("locationPresente", "use true ou false", s)
+		}
+		locPres = &b
+	}
+	lote := q.Get("loteCobVId")
+	if lote == "" {
+		lote = q.Get("loteCobvId")
+	}
+	var loteID *int64
+	if lote != "" {
+		if kind != kindCobV {
+			return nil, bad("loteCobVId", "filtro só existe para cobranças com vencimento", lote)
+		}
+		n, err := strconv.ParseInt(lote, 10, 64)
+		if err != nil || n < 0 {
+			return nil, bad("loteCobVId", "deve ser um inteiro", lote)
+		}
+		loteID = &n
+	}
+	lq.params.CPF, lq.params.CNPJ, lq.params.Status, lq.params.LocationPresente, lq.params.LoteCobVID = cpf, cnpj, status, locPres, loteID
+
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := &CobList{Cobs: []Cob{}}
+	a := m.peek(accountID)
+	var sel []*charge
+	if a != nil {
+		for _, c := range a.charges {
+			if c.Kind != kind || !lq.in(c.Created) {
+				continue
+			}
+			if status != "" && c.Body.Status != status {
+				continue
+			}
+			if locPres != nil && !*locPres { // every charge here has a location
+				continue
+			}
+			if loteID != nil && c.LoteID != lote && c.LoteID != strconv.FormatInt(*loteID, 10) {
+				continue
+			}
+			if cpf != "" && (c.Body.Devedor == nil || c.Body.Devedor.CPF != cpf) {
+				continue
+			}
+			if cnpj != "" && (c.Body.Devedor == nil || c.Body.Devedor.CNPJ != cnpj) {
+				continue
+			}
+			sel = append(sel, c)
+		}
+	}
+	sort.Slice(sel, func(i, j int) bool {
+		if !sel[i].Created.Equal(sel[j].Created) {
+			return sel[i].Created.Before(sel[j].Created)
+		}
+		return sel[i].Body.Txid < sel[j].Body.Txid
+	})
+	lo, hi := lq.window(len(sel))
+	for _, c := range sel[lo:hi] {
+		out.Cobs = append(out.Cobs, m.view(a, c))
+	}
+	out.Parametros = lq.params
+	return out, nil
+}

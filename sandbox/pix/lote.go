@@ -1,0 +1,560 @@
+package pix
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+
+	"remessa/rules"
+	"remessa/sandbox/store"
+)
+
+// lote is the stored form of a batch of cobv.
+type lote struct {
+	ID        string      `json:"id"`
+	Descricao string      `json:"descricao,omitempty"`
+	Created   time.Time   `json:"created"`
+	Host      string      `json:"host"` // for the location of the charges it creates
+	Items     []*loteItem `json:"items"`
+}
+
+// loteItem is one creation request of a batch.
+type loteItem struct {
+	Txid     string          `json:"txid"`
+	Status   string          `json:"status"`
+	Criacao  time.Time       `json:"criacao,omitempty"`
+	Problema *Problem        `json:"problema,omitempty"`
+	Req      json.RawMessage `json:"req"`             // full creation request last accepted
+	Patch    json.RawMessage `json:"patch,omitempty"` // pending revision (PATCH)
+	Op       string          `json:"op,omitempty"`    // put | patch while EM_PROCESSAMENTO
+}
+
+func (l *lote) pending() bool {
+	for _, it := range l.Items {
+		if it.Status == ItemProcessando {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *lote) itemStatus(txid string) string {
+	for _, it := range l.Items {
+		if it.Txid == txid {
+			return it.Status
+		}
+	}
+	return ""
+}
+
+func sortedLotes(a *acct) []*lote {
+	ls := make([]*lote, 0, len(a.lotes))
+	for _, l := range a.lotes {
+		ls = append(ls, l)
+	}
+	sort.Slice(ls, func(i, j int) bool {
+		if !ls[i].Created.Equal(ls[j].Created) {
+			return ls[i].Created.Before(ls[j].Created)
+		}
+		return ls[i].ID < ls[j].ID
+	})
+	return ls
+}
+
+// LoteItem is a batch item as answered.
+type LoteItem struct {
+	Criacao  string   `json:"criacao,omitempty"`
+	Txid     string   `json:"txid"`
+	Status   string   `json:"status"`
+	Problema *Problem `json:"problema,omitempty"`
+}
+
+// LoteCobV is a batch as answered by GET /v2/lotecobv/{id}.
+type LoteCobV struct {
+	ID        int64      `json:"id"`
+	Descricao string     `json:"descricao,omitempty"`
+	Criacao   string     `json:"criacao"`
+	Cobsv     []LoteItem `json:"cobsv"`
+}
+
+func (l *lote) view() LoteCobV {
+	id, _ := strconv.ParseInt(l.ID, 10, 64)
+	v := LoteCobV{ID: id, Descricao: l.Descricao, Criacao: ts(l.Created), Cobsv: make([]LoteItem, len(l.Items))}
+	for i, it := range l.Items {
+		v.Cobsv[i] = LoteItem{Txid: it.Txid, Status: it.Status, Problema: it.Problema}
+		if !it.Criacao.IsZero() {
+			v.Cobsv[i].Criacao = ts(it.Criacao)
+		}
+	}
+	return v
+}
+
+var reLoteID = regexp.MustCompile(`^[0-9]{1,18}$`)
+
+// loteBody is the split head of a batch request: the items stay raw so an
+// item that breaks the schema is denied alone.
+type loteBody struct {
+	descricao *string
+	items     []map[string]any
+	raws      []json.RawMessage
+	txids     []string
+}
+
+// parseLoteBody checks the head of a PUT/PATCH body: descricao, 1..1000
+// objects in cobsv, each with a valid and unique txid.
+func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
+	fail := func(vs ...Violacao) *apiError {
+		return problem(http.StatusBadRequest, typ, title, "A requisição do lote não respeita o schema ou está semanticamente errada.", vs)
+	}
+	v, err := decodeAny(body)
+	if err != nil {
+		return nil, fail(Violacao{Razao: "JSON inválido: " + err.Error()})
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fail(Violacao{Razao: "o corpo deve ser um objeto JSON, recebido " + typeName(v)})
+	}
+	lb := &loteBody{}
+	var vs []Violacao
+	for k, x := range m {
+		switch k {
+		case "descricao":
+			s, ok := x.(string)
+			if !ok {
+				vs = append(vs, Violacao{Razao: "deve ser uma string", Propriedade: "descricao"})
+			} else if len([]rune(s)) > 140 {
+				vs = append(vs, Violacao{Razao: "deve ter no máximo 140 caracteres", Propriedade: "descricao"})
+			} else {
+				lb.descricao = &s
+			}
+		case "cobsv":
+		default:
+			vs = append(vs, Violacao{Razao: "propriedade desconhecida", Propriedade: k})
+		}
+	}
+	arr, ok := m["cobsv"].([]any)
+	switch {
+	case m["cobsv"] == nil:
+		vs = append(vs, Violacao{Razao: "campo obrigatório ausente", Propriedade: "cobsv"})
+	case !ok:
+		vs = append(vs, Violacao{Razao: "deve ser um array", Propriedade: "cobsv"})
+	case len(arr) < 1 || len(arr) > rules.MaxBatchItems:
+		vs = append(vs, Violacao{Razao: fmt.Sprintf("um lote tem de 1 a %d cobranças; recebidas %d", rules.MaxBatchItems, len(arr)), Propriedade: "cobsv", Valor: strconv.Itoa(len(arr))})
+	}
+	if len(vs) > 0 {
+		sort.Slice(vs, func(i, j int) bool { return vs[i].Propriedade < vs[j].Propriedade })
+		return nil, fail(vs...)
+	}
+	seen := map[string]int{}
+	for i, x := range arr {
+		p := fmt.Sprintf("cobsv[%d]", i)
+		item, ok := x.(map[string]any)
+		if !ok {
+			vs = append(vs, Violacao{Razao: "deve ser um objeto", Propriedade: p})
+			continue
+		}
+		t, _ := item["txid"].(string)
+		switch {
+		case item["txid"] == nil:
+			vs = append(vs, Violacao{Razao: "campo obrigatório ausente", Propriedade: p + ".txid"})
+		case !rules.ValidTxid(t):
+			vs = append(vs, Violacao{Razao: "txid deve ter de 26 a 35 caracteres alfanuméricos [a-zA-Z0-9]", Propriedade: p + ".txid", Valor: short(item["txid"])})
+		default:
+			if j, dup := seen[t]; dup {
+				vs = append(vs, Violacao{Razao: fmt.Sprintf("txid repetido no lote (também em cobsv[%d])", j), Propriedade: p + ".txid", Valor: t})
+			}
+			seen[t] = i
+		}
+		if len(vs) >= maxViolacoes {
+			break
+		}
+		raw, _ := json.Marshal(item)
+		lb.items = append(lb.items, item)
+		lb.raws = append(lb.raws, raw)
+		lb.txids = append(lb.txids, t)
+	}
+	if len(vs) > 0 {
+		return nil, fail(vs...)
+	}
+	return lb, nil
+}
+
+// putLote handles PUT /v2/lotecobv/{id}: 202 with no body once the batch
+// is persisted with every item EM_PROCESSAMENTO.
+func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, body []byte) *apiError {
+	if !reLoteID.MatchString(id) {
+		return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O id do lote deve ser um inteiro positivo.", []Violacao{{Razao: "id deve ser um inteiro (int64)", Propriedade: "id", Valor: id}})
+	}
+	id = canonicalID(id)
+	lb, e := parseLoteBody(body, tLoteInvalido, titleLote)
+	if e != nil {
+		return e
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.a(ai.ID)
+	now := m.clk.Now()
+	old := a.lotes[id]
+	var vs []Violacao
+	if old != nil {
+		// Batch rule: a change carries exactly the original txids.
+		orig := map[string]bool{}
+		for _, it := range old.Items {
+			orig[it.Txid] = true
+		}
+		for i, t := range lb.txids {
+			if !orig[t] {
+				vs = append(vs, Violacao{Razao: "txid não pertence ao lote; um lote não ganha nem perde cobranças", Propriedade: fmt.Sprintf("cobsv[%d].txid", i), Valor: t})
+			}
+		}
+		if len(lb.txids) != len(old.Items) && len(vs) == 0 {
+			vs = append(vs, Violacao{Razao: fmt.Sprintf("o lote tem %d cobranças e a requisição %d; a alteração deve conter exatamente as cobranças da requisição original", len(old.Items), len(lb.txids)), Propriedade: "cobsv"})
+		}
+	} else {
+		for i, t := range lb.txids {
+			p := fmt.Sprintf("cobsv[%d].txid", i)
+			if c, ok := a.charges[t]; ok {
+				if c.LoteID == "" {
+					vs = append(vs, Violacao{Razao: "cobrança criada por PUT /v2/cobv/{txid} não pode entrar em um lote", Propriedade: p, Valor: t})
+				} else {
+					vs = append(vs, Violacao{Razao: "cobrança já pertence ao lote " + c.LoteID, Propriedade: p, Valor: t})
+				}
+				continue
+			}
+			if lid, ok := a.claims[t]; ok && a.lotes[lid] != nil && a.lotes[lid].itemStatus(t) != ItemNegada {
+				vs = append(vs, Violacao{Razao: "txid em processamento no lote " + lid, Propriedade: p, Valor: t})
+			}
+		}
+	}
+	if len(vs) > 0 {
+		if len(vs) > maxViolacoes {
+			vs = vs[:maxViolacoes]
+		}
+		return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O lote viola as regras de lote.", vs)
+	}
+	var l *lote
+	if old != nil {
+		cp := *old
+		l = &cp
+		l.Items = make([]*loteItem, len(old.Items))
+		byTxid := map[string]int{}
+		for i, t := range lb.txids {
+			byTxid[t] = i
+		}
+		for i, it := range old.Items {
+			n := *it
+			j := byTxid[it.Txid]
+			n.Req, n.Patch, n.Op, n.Status, n.Problema, n.Criacao = lb.raws[j], nil, "put", ItemProcessando, nil, time.Time{}
+			l.Items[i] = &n
+		}
+		if lb.descricao != nil {
+			l.Descricao = *lb.descricao
+		}
+	} else {
+		l = &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
+		if lb.descricao != nil {
+			l.Descricao = *lb.descricao
+		}
+		for i, t := range lb.txids {
+			l.Items[i] = &loteItem{Txid: t, Status: ItemProcessando, Req: lb.raws[i], Op: "put"}
+		}
+	}
+	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeLote, ai.ID, id, l) }); err != nil {
+		return internal(err)
+	}
+	a.lotes[id] = l
+	for _, it := range l.Items {
+		a.claims[it.Txid] = id
+	}
+	m.enqueue(task{kind: taskLote, account: ai.ID, id: id})
+	return nil
+}
+
+func canonicalID(id string) string {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return id
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// patchLote handles PATCH /v2/lotecobv/{id}: revisions of some of the
+// batch's items (no new txids); 202.
+func (m *Module) patchLote(ctx context.Context, ai accountInfo, id string, body []byte) *apiError {
+	if !reLoteID.MatchString(id) {
+		return notFound("Lote " + id + " não encontrado.")
+	}
+	id = canonicalID(id)
+	lb, e := parseLoteBody(body, tCobVInvalida, titleCobV)
+	if e != nil {
+		return e
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.a(ai.ID)
+	old := a.lotes[id]
+	if old == nil {
+		return notFound("Lote " + id + " não encontrado.")
+	}
+	idx := map[string]int{}
+	for i, it := range old.Items {
+		idx[it.Txid] = i
+	}
+	var vs []Violacao
+	for i, t := range lb.txids {
+		if _, ok := idx[t]; !ok {
+			vs = append(vs, Violacao{Razao: "txid não pertence ao lote; PATCH não pode adicionar cobranças", Propriedade: fmt.Sprintf("cobsv[%d].txid", i), Valor: t})
+		}
+	}
+	// Each revision must respect the revision schema (the full check
+	// happens when the worker merges it).
+	for i, item := range lb.items {
+		if len(vs) >= maxViolacoes {
+			break
+		}
+		cobvItemPatchS.check(fmt.Sprintf("cobsv[%d]", i), item, &vs)
+	}
+	if len(vs) > 0 {
+		if len(vs) > maxViolacoes {
+			vs = vs[:maxViolacoes]
+		}
+		return problem(http.StatusBadRequest, tCobVInvalida, titleCobV, "A revisão do lote não respeita o schema ou as regras de lote.", vs)
+	}
+	cp := *old
+	l := &cp
+	l.Items = append([]*loteItem(nil), old.Items...)
+	for j, t := range lb.txids {
+		i := idx[t]
+		n := *l.Items[i]
+		if n.Status == ItemProcessando && n.Op == "put" {
+			// A PUT still waiting absorbs the revision.
+			var base map[string]any
+			_ = decodeInto(n.Req, &base)
+			merged := mergePatch(base, lb.items[j])
+			n.Req, _ = json.Marshal(merged)
+		} else if n.Status == ItemProcessando && n.Op == "patch" {
+			var base map[string]any
+			_ = decodeInto(n.Patch, &base)
+			merged := mergePatch(base, lb.items[j])
+			n.Patch, _ = json.Marshal(merged)
+		} else {
+			n.Patch, n.Op = lb.raws[j], "patch"
+		}
+		n.Status, n.Problema, n.Criacao = ItemProcessando, nil, time.Time{}
+		l.Items[i] = &n
+	}
+	if lb.descricao != nil {
+		l.Descricao = *lb.descricao
+	}
+	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeLote, ai.ID, id, l) }); err != nil {
+		return internal(err)
+	}
+	a.lotes[id] = l
+	m.enqueue(task{kind: taskLote, account: ai.ID, id: id})
+	return nil
+}
+
+// itemProblem is the problema of a denied item.
+func itemProblem(vs []Violacao) *Problem {
+	return &Problem{Type: ProblemBase + tCobVInvalida, Title: titleCobV, Status: http.StatusBadRequest,
+		Detail: "A requisição que busca criar uma cobrança com vencimento não respeita o schema ou está semanticamente errada.", Violacoes: vs}
+}
+
+// processLote finishes every EM_PROCESSAMENTO item of a batch in one store
+// transaction: each becomes CRIADA (its cobv now exists or was revised)
+// or NEGADA with a problema.
+func (m *Module) processLote(ctx context.Context, accountID, id string) error {
+	ai, ok := m.account(accountID)
+	if !ok {
+		ai = accountInfo{ID: accountID}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.a(accountID)
+	old := a.lotes[id]
+	if old == nil || !old.pending() {
+		return nil
+	}
+	now := m.clk.Now()
+	cp := *old
+	l := &cp
+	l.Items = make([]*loteItem, len(old.Items))
+	changed := map[string]*charge{}
+	type newItem struct {
+		i  int
+		in *cobInput
+	}
+	var creates []newItem
+	for i, it := range old.Items {
+		n := *it
+		l.Items[i] = &n
+		if it.Status != ItemProcessando {
+			continue
+		}
+		prefix := fmt.Sprintf("cobsv[%d]", i)
+		deny := func(vs []Violacao) {
+			n.Status, n.Problema, n.Criacao, n.Op, n.Patch = ItemNegada, itemProblem(vs), now, "", nil
+		}
+		if a.claims[it.Txid] != id {
+			deny([]Violacao{{Razao: "txid pertence a outro lote (" + a.claims[it.Txid] + ")", Propriedade: prefix + ".txid", Valor: it.Txid}})
+			continue
+		}
+		existing := a.charges[it.Txid]
+		if existing != nil && existing.LoteID != id {
+			deny([]Violacao{{Razao: "txid já é uma cobrança fora deste lote", Propriedade: prefix + ".txid", Valor: it.Txid}})
+			continue
+		}
+		var reqMap map[string]any
+		if err := decodeInto(it.Req, &reqMap); err != nil {
+			deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
+			continue
+		}
+		switch {
+		case it.Op == "patch" && existing != nil:
+			var pm map[string]any
+			if err := decodeInto(it.Patch, &pm); err != nil {
+				deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
+				continue
+			}
+			nc, e := m.applyPatch(ai, existing, pm, prefix, now)
+			if e != nil {
+				deny(e.p.Violacoes)
+				continue
+			}
+			changed[it.Txid] = nc
+		case existing != nil: // a re-PUT revises the charge
+			in, vs := checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
+			if len(vs) > 0 {
+				deny(vs)
+				continue
+			}
+			if existing.Body.Status != StatusAtiva {
+				deny([]Violacao{{Razao: "cobrança com status " + existing.Body.Status + " não pode ser alterada", Propriedade: prefix + ".status", Valor: existing.Body.Status}})
+				continue
+			}
+			changed[it.Txid] = revise(existing, in, now)
+		default: // creation (a PATCH of a denied item merges into its request)
+			if it.Op == "patch" {
+				var pm map[string]any
+				if err := decodeInto(it.Patch, &pm); err == nil {
+					delete(pm, "status")
+					reqMap = mergePatch(reqMap, pm)
+				}
+				b, _ := json.Marshal(reqMap)
+				n.Req = b
+			}
+			in, vs := checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
+			if len(vs) > 0 {
+				deny(vs)
+				continue
+			}
+			creates = append(creates, newItem{i, in})
+		}
+		if n.Status == ItemProcessando {
+			n.Status, n.Criacao, n.Op, n.Patch = ItemCriada, now, "", nil
+		}
+	}
+	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+		if len(creates) > 0 {
+			first, err := allocLocs(tx, len(creates))
+			if err != nil {
+				return err
+			}
+			for k, c := range creates {
+				it := l.Items[c.i]
+				ch, err := newCharge(ai, kindCobV, it.Txid, c.in, now, first+int64(k), l.Host)
+				if err != nil {
+					return err
+				}
+				ch.LoteID = id
+				changed[it.Txid] = ch
+			}
+		}
+		for txid, c := range changed {
+			if err := tx.Put(storeCharge, accountID, txid, c); err != nil {
+				return err
+			}
+		}
+		return tx.Put(storeLote, accountID, id, l)
+	})
+	if err != nil {
+		return err
+	}
+	for txid, c := range changed {
+		a.charges[txid] = c
+		a.byLoc[c.Body.Location] = txid
+	}
+	a.lotes[id] = l
+	return nil
+}
+
+// getLote handles GET /v2/lotecobv/{id}.
+func (m *Module) getLote(accountID, id string) (*LoteCobV, *apiError) {
+	if !reLoteID.MatchString(id) {
+		return nil, notFound("Lote " + id + " não encontrado.")
+	}
+	id = canonicalID(id)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	a := m.peek(accountID)
+	if a == nil || a.lotes[id] == nil {
+		return nil, notFound("Lote " + id + " não encontrado.")
+	}
+	v := a.lotes[id].view()
+	return &v, nil
+}
+
+// LoteList is the answer of GET /v2/lotecobv.
+type LoteList struct {
+	Parametros Parametros `json:"parametros"`
+	Lotes      []LoteCobV `json:"lotes"`
+}
+
+// listLotes handles GET /v2/lotecobv (inicio, fim, pagination; status
+// keeps batches with an item in that status).
+func (m *Module) listLotes(accountID string, q url.Values) (*LoteList, *apiError) {
+	lq, e := parseList(q, false)
+	if e != nil {
+		return nil, e
+	}
+	status := q.Get("status")
+	switch status {
+	case "", ItemCriada, ItemNegada, ItemProcessando:
+	default:
+		return nil, problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "Parâmetro status inválido.", []Violacao{{Razao: "use CRIADA, NEGADA ou EM_PROCESSAMENTO", Propriedade: "status", Valor: status}})
+	}
+	lq.params.Status = status
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := &LoteList{Lotes: []LoteCobV{}}
+	var sel []*lote
+	if a := m.peek(accountID); a != nil {
+		for _, l := range sortedLotes(a) {
+			if !lq.in(l.Created) {
+				continue
+			}
+			if status != "" {
+				has := false
+				for _, it := range l.Items {
+					has = has || it.Status == status
+				}
+				if !has {
+					continue
+				}
+			}
+			sel = append(sel, l)
+		}
+	}
+	lo, hi := lq.window(len(sel))
+	for _, l := range sel[lo:hi] {
+		out.Lotes = append(out.Lotes, l.view())
+	}
+	out.Parametros = lq.params
+	return out, nil
+}

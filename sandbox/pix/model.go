@@ -1,0 +1,175 @@
+package pix
+
+import (
+	"time"
+)
+
+// Charge statuses (cob and cobv).
+const (
+	StatusAtiva         = "ATIVA"
+	StatusConcluida     = "CONCLUIDA"
+	StatusRemovidaUser  = "REMOVIDA_PELO_USUARIO_RECEBEDOR"
+	StatusRemovidaPSP   = "REMOVIDA_PELO_PSP"
+	ItemCriada          = "CRIADA"
+	ItemNegada          = "NEGADA"
+	ItemProcessando     = "EM_PROCESSAMENTO"
+	RefundProcessando   = "EM_PROCESSAMENTO"
+	RefundDevolvido     = "DEVOLVIDO"
+	RefundNaoRealizado  = "NAO_REALIZADO"
+	SendProcessando     = "EM_PROCESSAMENTO"
+	SendRealizado       = "REALIZADO"
+	SendNaoRealizado    = "NAO_REALIZADO"
+	SplitConfigAtiva    = "ATIVA"
+	kindCob             = "cob"
+	kindCobV            = "cobv"
+	defaultExpiracao    = 86400
+	defaultValidadeApos = 30
+)
+
+// Store kinds written by this module (one JSON document each, per account).
+const (
+	storeCharge = "pix.cob"      // id = txid; cob and cobv that exist
+	storeLote   = "pix.lotecobv" // id = batch id
+	storeSplit  = "pix.split"    // id = split config id; all revisions
+	storePix    = "pix.recebido" // id = endToEndId; with its devolucoes
+	storeEnvio  = "pix.enviado"  // id = idEnvio
+	storeHook   = "pix.webhook"  // id = chave
+	storeEVP    = "pix.evp"      // id = chave (EVP keys created by POST /v2/gn/evp)
+)
+
+// timeLayout is ISO 8601 UTC with milliseconds, as the Pix API answers.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// Calendario is the calendar of a charge.
+type Calendario struct {
+	Criacao                string `json:"criacao,omitempty"`
+	Expiracao              *int   `json:"expiracao,omitempty"`
+	DataDeVencimento       string `json:"dataDeVencimento,omitempty"`
+	ValidadeAposVencimento *int   `json:"validadeAposVencimento,omitempty"`
+}
+
+// Pessoa is a devedor or recebedor.
+type Pessoa struct {
+	CPF          string `json:"cpf,omitempty"`
+	CNPJ         string `json:"cnpj,omitempty"`
+	Nome         string `json:"nome,omitempty"`
+	NomeFantasia string `json:"nomeFantasia,omitempty"`
+	Email        string `json:"email,omitempty"`
+	Logradouro   string `json:"logradouro,omitempty"`
+	Cidade       string `json:"cidade,omitempty"`
+	UF           string `json:"uf,omitempty"`
+	CEP          string `json:"cep,omitempty"`
+}
+
+// Modalidade is multa, juros or abatimento: a modality and a value or
+// percentage with two decimals.
+type Modalidade struct {
+	Modalidade int    `json:"modalidade"`
+	ValorPerc  string `json:"valorPerc"`
+}
+
+// DataFixa is one fixed-date discount.
+type DataFixa struct {
+	Data      string `json:"data"`
+	ValorPerc string `json:"valorPerc"`
+}
+
+// Desconto is the discount of a cobv.
+type Desconto struct {
+	Modalidade       int        `json:"modalidade"`
+	ValorPerc        string     `json:"valorPerc,omitempty"`
+	DescontoDataFixa []DataFixa `json:"descontoDataFixa,omitempty"`
+}
+
+// Valor is the amount section of a charge.
+type Valor struct {
+	Original            string      `json:"original"`
+	ModalidadeAlteracao *int        `json:"modalidadeAlteracao,omitempty"`
+	Multa               *Modalidade `json:"multa,omitempty"`
+	Juros               *Modalidade `json:"juros,omitempty"`
+	Abatimento          *Modalidade `json:"abatimento,omitempty"`
+	Desconto            *Desconto   `json:"desconto,omitempty"`
+}
+
+// InfoAdicional is a name/value pair shown to the payer.
+type InfoAdicional struct {
+	Nome  string `json:"nome"`
+	Valor string `json:"valor"`
+}
+
+// Loc is the payload location of a charge.
+type Loc struct {
+	ID       int64  `json:"id"`
+	Location string `json:"location"`
+	TipoCob  string `json:"tipoCob"`
+	Criacao  string `json:"criacao,omitempty"`
+}
+
+// Cob is an immediate (cob) or due-date (cobv) charge as answered.
+type Cob struct {
+	Calendario         Calendario      `json:"calendario"`
+	Txid               string          `json:"txid"`
+	Revisao            int             `json:"revisao"`
+	Loc                *Loc            `json:"loc,omitempty"`
+	Location           string          `json:"location,omitempty"`
+	Status             string          `json:"status"`
+	Devedor            *Pessoa         `json:"devedor,omitempty"`
+	Recebedor          *Pessoa         `json:"recebedor,omitempty"`
+	Valor              Valor           `json:"valor"`
+	Chave              string          `json:"chave"`
+	SolicitacaoPagador string          `json:"solicitacaoPagador,omitempty"`
+	InfoAdicionais     []InfoAdicional `json:"infoAdicionais,omitempty"`
+	PixCopiaECola      string          `json:"pixCopiaECola,omitempty"`
+	Pix                []Recebido      `json:"pix,omitempty"`
+}
+
+// charge is the stored form of a cob or cobv that exists.
+type charge struct {
+	Kind     string    `json:"kind"` // cob | cobv
+	LoteID   string    `json:"loteId,omitempty"`
+	SplitID  string    `json:"splitId,omitempty"`
+	SplitRev int       `json:"splitRevisao,omitempty"`
+	Created  time.Time `json:"created"`
+	Cents    int64     `json:"cents"`
+	Paid     []string  `json:"paid,omitempty"` // endToEndIds of received Pix
+	Body     Cob       `json:"body"`
+}
+
+// Devolucao is a refund of a received Pix.
+type Devolucao struct {
+	ID        string     `json:"id"`
+	RtrID     string     `json:"rtrId"`
+	Valor     string     `json:"valor"`
+	Natureza  string     `json:"natureza,omitempty"`
+	Descricao string     `json:"descricao,omitempty"`
+	Horario   HorarioDev `json:"horario"`
+	Status    string     `json:"status"`
+	Motivo    string     `json:"motivo,omitempty"`
+}
+
+// HorarioDev holds the times of a refund or a send.
+type HorarioDev struct {
+	Solicitacao string `json:"solicitacao"`
+	Liquidacao  string `json:"liquidacao,omitempty"`
+}
+
+// Recebido is a received Pix.
+type Recebido struct {
+	EndToEndID  string      `json:"endToEndId"`
+	Txid        string      `json:"txid,omitempty"`
+	Valor       string      `json:"valor"`
+	Chave       string      `json:"chave,omitempty"`
+	Horario     string      `json:"horario"`
+	InfoPagador string      `json:"infoPagador,omitempty"`
+	Devolucoes  []Devolucao `json:"devolucoes,omitempty"`
+}
+
+// received is the stored form of a received Pix.
+type received struct {
+	Cents int64     `json:"cents"`
+	Time  time.Time `json:"time"`
+	Kind  string    `json:"kind,omitempty"` // cob | cobv
+	Body  Recebido  `json:"body"`
+}

@@ -1,0 +1,408 @@
+package pix
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"remessa/rules"
+	"remessa/sandbox/store"
+)
+
+// seqID formats a durable counter as the 11 alphanumerics that end an
+// endToEndId or rtrId.
+func seqID(tag string, n int64) string {
+	s := strings.ToUpper(strconv.FormatInt(n, 36))
+	if len(s) > 8 {
+		s = s[len(s)-8:]
+	}
+	return tag + strings.Repeat("0", 8-len(s)) + s
+}
+
+// e2eID returns a new endToEndId ('E') or rtrId ('D') with Efí's ISPB.
+func e2eID(tx *store.Tx, prefix byte, now time.Time) (string, error) {
+	n, err := tx.NextSeq("pix.e2e")
+	if err != nil {
+		return "", err
+	}
+	return rules.NewEndToEndID(prefix, rules.EfiISPB, now, seqID("SBX", n)), nil
+}
+
+// webhookTarget is where deliveries for a webhook go: webhookUrl + "/pix"
+// unless the URL carries the ignorar query parameter.
+func webhookTarget(u string) string {
+	pu, err := url.Parse(u)
+	if err == nil && pu.Query().Has("ignorar") {
+		return u
+	}
+	if err == nil {
+		pu.Path = strings.TrimRight(pu.Path, "/") + "/pix"
+		return pu.String()
+	}
+	return strings.TrimRight(u, "/") + "/pix"
+}
+
+// notifyKey queues {"pix":[items]} to the webhook of chave, if any, inside
+// tx (caller holds m.mu).
+func (m *Module) notifyKey(ctx context.Context, tx *store.Tx, a *acct, chave string, items []any) error {
+	if m.notify == nil {
+		return nil
+	}
+	h := a.hooks[chave]
+	if h == nil {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"pix": items})
+	if err != nil {
+		return err
+	}
+	return m.notify.Enqueue(ctx, tx, webhookTarget(h.URL), body, "application/json")
+}
+
+// Errors of Pay.
+var (
+	ErrChargeNotFound = errors.New("pix: cobrança não encontrada")
+	ErrNotPayable     = errors.New("pix: cobrança não pode ser paga")
+)
+
+// PayResult is the answer of POST /sandbox/pix/pay.
+type PayResult struct {
+	EndToEndID string `json:"endToEndId"`
+	Txid       string `json:"txid"`
+	Valor      string `json:"valor"`
+	Horario    string `json:"horario"`
+}
+
+// Pay simulates the payment of a cob or cobv of account, found by txid or
+// by its BR Code (pixCopiaECola): it creates the received Pix, sets the
+// charge CONCLUIDA and queues the webhook of the charge's key. cents 0
+// pays valor.original. It returns the new endToEndId. account "" searches
+// every account (the txid must then be unambiguous).
+func (m *Module) Pay(ctx context.Context, account, txidOrBRCode string, cents int64) (string, error) {
+	r, err := m.pay(ctx, account, txidOrBRCode, cents)
+	if err != nil {
+		return "", err
+	}
+	return r.EndToEndID, nil
+}
+
+func (m *Module) pay(ctx context.Context, account, ref string, cents int64) (*PayResult, error) {
+	ref = strings.TrimSpace(ref)
+	if cents < 0 {
+		return nil, fmt.Errorf("%w: valor negativo", ErrNotPayable)
+	}
+	byLoc := ""
+	if strings.HasPrefix(ref, "000201") {
+		bc, err := rules.ParseBRCode(ref)
+		if err != nil {
+			return nil, fmt.Errorf("%w: BR Code inválido: %v", ErrChargeNotFound, err)
+		}
+		if !bc.Dynamic || bc.URL == "" {
+			return nil, fmt.Errorf("%w: o BR Code não é de uma cobrança (sem URL de payload)", ErrChargeNotFound)
+		}
+		byLoc = bc.URL
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var accID string
+	var c *charge
+	for id, a := range m.accts {
+		if account != "" && id != account {
+			continue
+		}
+		txid := ref
+		if byLoc != "" {
+			txid = a.byLoc[byLoc]
+		}
+		if x, ok := a.charges[txid]; ok {
+			if c != nil {
+				return nil, fmt.Errorf("%w: txid %s existe em mais de uma conta; informe a conta", ErrChargeNotFound, ref)
+			}
+			c, accID = x, id
+		}
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: %q", ErrChargeNotFound, ref)
+	}
+	if c.Body.Status != StatusAtiva {
+		return nil, fmt.Errorf("%w: cobrança %s com status %s", ErrNotPayable, c.Body.Txid, c.Body.Status)
+	}
+	now := m.clk.Now()
+	switch c.Kind {
+	case kindCob:
+		exp := defaultExpiracao
+		if c.Body.Calendario.Expiracao != nil {
+			exp = *c.Body.Calendario.Expiracao
+		}
+		if now.After(c.Created.Add(time.Duration(exp) * time.Second)) {
+			return nil, fmt.Errorf("%w: cobrança %s expirada", ErrNotPayable, c.Body.Txid)
+		}
+	case kindCobV:
+		due, err := rules.ParseISODate(c.Body.Calendario.DataDeVencimento)
+		if err == nil {
+			days := defaultValidadeApos
+			if c.Body.Calendario.ValidadeAposVencimento != nil {
+				days = *c.Body.Calendario.ValidadeAposVencimento
+			}
+			if rules.Today(now).After(due.AddDate(0, 0, days)) {
+				return nil, fmt.Errorf("%w: cobrança %s vencida há mais de %d dias", ErrNotPayable, c.Body.Txid, days)
+			}
+		}
+	}
+	if cents == 0 {
+		cents = c.Cents
+	}
+	a := m.accts[accID]
+	var rec *received
+	nc := *c
+	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+		e2e, err := e2eID(tx, 'E', now)
+		if err != nil {
+			return err
+		}
+		rec = &received{Cents: cents, Time: now, Kind: c.Kind, Body: Recebido{
+			EndToEndID: e2e, Txid: c.Body.Txid, Valor: rules.FormatPixAmount(cents), Chave: c.Body.Chave,
+			Horario: ts(now), InfoPagador: "Pagamento simulado no sandbox",
+		}}
+		nc.Body.Status = StatusConcluida
+		nc.Paid = append(append([]string(nil), c.Paid...), e2e)
+		if err := tx.Put(storePix, accID, e2e, rec); err != nil {
+			return err
+		}
+		if err := tx.Put(storeCharge, accID, c.Body.Txid, &nc); err != nil {
+			return err
+		}
+		return m.notifyKey(ctx, tx, a, c.Body.Chave, []any{rec.Body})
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.pix[rec.Body.EndToEndID] = rec
+	a.charges[c.Body.Txid] = &nc
+	return &PayResult{EndToEndID: rec.Body.EndToEndID, Txid: c.Body.Txid, Valor: rec.Body.Valor, Horario: rec.Body.Horario}, nil
+}
+
+// getPix handles GET /v2/pix/{e2eId}.
+func (m *Module) getPix(accountID, e2e string) (*Recebido, *apiError) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	a := m.peek(accountID)
+	if a == nil || a.pix[e2e] == nil {
+		return nil, notFound("Pix " + e2e + " não encontrado.")
+	}
+	b := a.pix[e2e].Body
+	return &b, nil
+}
+
+// PixList is the answer of GET /v2/pix.
+type PixList struct {
+	Parametros Parametros `json:"parametros"`
+	Pix        []Recebido `json:"pix"`
+}
+
+// listPix handles GET /v2/pix (inicio, fim; filters txid, txIdPresente,
+// devolucaoPresente, cpf/cnpj of the charge's devedor).
+func (m *Module) listPix(accountID string, q url.Values) (*PixList, *apiError) {
+	lq, e := parseList(q, false)
+	if e != nil {
+		return nil, e
+	}
+	txid := q.Get("txid")
+	var txPres, devPres *bool
+	for _, f := range []struct {
+		name string
+		dst  **bool
+	}{{"txIdPresente", &txPres}, {"devolucaoPresente", &devPres}} {
+		if s := q.Get(f.name); s != "" {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return nil, problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "Parâmetro "+f.name+" inválido.", []Violacao{{Razao: "use true ou false", Propriedade: f.name, Valor: s}})
+			}
+			*f.dst = &b
+		}
+	}
+	cpf, cnpj := q.Get("cpf"), q.Get("cnpj")
+	lq.params.Txid, lq.params.CPF, lq.params.CNPJ = txid, cpf, cnpj
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := &PixList{Pix: []Recebido{}}
+	var sel []*received
+	if a := m.peek(accountID); a != nil {
+		for _, p := range a.pix {
+			if !lq.in(p.Time) || (txid != "" && p.Body.Txid != txid) {
+				continue
+			}
+			if txPres != nil && (p.Body.Txid != "") != *txPres {
+				continue
+			}
+			if devPres != nil && (len(p.Body.Devolucoes) > 0) != *devPres {
+				continue
+			}
+			if cpf != "" || cnpj != "" {
+				c := a.charges[p.Body.Txid]
+				if c == nil || c.Body.Devedor == nil || (cpf != "" && c.Body.Devedor.CPF != cpf) || (cnpj != "" && c.Body.Devedor.CNPJ != cnpj) {
+					continue
+				}
+			}
+			sel = append(sel, p)
+		}
+	}
+	sort.Slice(sel, func(i, j int) bool {
+		if !sel[i].Time.Equal(sel[j].Time) {
+			return sel[i].Time.Before(sel[j].Time)
+		}
+		return sel[i].Body.EndToEndID < sel[j].Body.EndToEndID
+	})
+	lo, hi := lq.window(len(sel))
+	for _, p := range sel[lo:hi] {
+		out.Pix = append(out.Pix, p.Body)
+	}
+	out.Parametros = lq.params
+	return out, nil
+}
+
+var devolucaoS = obj(req("valor", valorS()), opt("natureza", enumStr("ORIGINAL", "RETIRADA")), opt("descricao", str(0, 140)))
+
+func devProblem(status int, detail string, vs []Violacao) *apiError {
+	return problem(status, tDevInvalida, "Devolução inválida.", detail, vs)
+}
+
+// putRefund handles PUT /v2/pix/{e2eId}/devolucao/{id}: 201 with the
+// refund EM_PROCESSAMENTO; the worker settles it (DEVOLVIDO, or
+// NAO_REALIZADO for 0.01) and notifies the key's webhook.
+func (m *Module) putRefund(ctx context.Context, accountID, e2e, id string, body []byte) (*Devolucao, *apiError) {
+	if !rules.ValidDevolucaoID(id) {
+		return nil, devProblem(http.StatusBadRequest, "id da devolução inválido.", []Violacao{{Razao: "deve ter de 1 a 35 caracteres alfanuméricos", Propriedade: "id", Valor: id}})
+	}
+	v, err := decodeAny(body)
+	if err != nil {
+		return nil, devProblem(http.StatusBadRequest, "JSON inválido.", []Violacao{{Razao: "JSON inválido: " + err.Error()}})
+	}
+	var vs []Violacao
+	devolucaoS.check("", v, &vs)
+	if len(vs) > 0 {
+		return nil, devProblem(http.StatusBadRequest, "A requisição de devolução não respeita o schema.", vs)
+	}
+	var in struct {
+		Valor, Natureza, Descricao string
+	}
+	_ = remarshal(v, &in)
+	cents, err := rules.ParsePixAmount(in.Valor)
+	if err != nil || cents <= 0 {
+		return nil, devProblem(http.StatusBadRequest, "Valor da devolução inválido.", []Violacao{{Razao: "deve ser maior que zero", Propriedade: "valor", Valor: in.Valor}})
+	}
+	if in.Natureza == "" {
+		in.Natureza = "ORIGINAL"
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.a(accountID)
+	p := a.pix[e2e]
+	if p == nil {
+		return nil, notFound("Pix " + e2e + " não encontrado.")
+	}
+	var used int64
+	for _, d := range p.Body.Devolucoes {
+		if d.ID == id {
+			e := devProblem(http.StatusConflict, "Já existe uma devolução com o id "+id+" para este Pix.", []Violacao{{Razao: "id de devolução já utilizado", Propriedade: "id", Valor: id}})
+			e.p.Nome, e.p.Mensagem = "devolucao_id_duplicado", "Já existe uma devolução com o id "+quote(id)+" para o Pix "+e2e
+			return nil, e
+		}
+		if d.Status != RefundNaoRealizado {
+			n, _ := rules.ParsePixAmount(d.Valor)
+			used += n
+		}
+	}
+	if used+cents > p.Cents {
+		e := devProblem(http.StatusBadRequest, "A soma das devoluções excede o valor do Pix.", []Violacao{{
+			Razao:       fmt.Sprintf("valor excede o saldo disponível para devolução (%s de %s)", rules.FormatPixAmount(p.Cents-used), p.Body.Valor),
+			Propriedade: "valor", Valor: in.Valor}})
+		e.p.Nome, e.p.Mensagem = "saldo_devolucao_insuficiente", "Valor da devolução excede o saldo disponível do Pix"
+		return nil, e
+	}
+	now := m.clk.Now()
+	np := *p
+	var d Devolucao
+	err = m.st.Tx(ctx, func(tx *store.Tx) error {
+		rtr, err := e2eID(tx, 'D', now)
+		if err != nil {
+			return err
+		}
+		d = Devolucao{ID: id, RtrID: rtr, Valor: rules.FormatPixAmount(cents), Natureza: in.Natureza, Descricao: in.Descricao,
+			Horario: HorarioDev{Solicitacao: ts(now)}, Status: RefundProcessando}
+		np.Body.Devolucoes = append(append([]Devolucao(nil), p.Body.Devolucoes...), d)
+		return tx.Put(storePix, accountID, e2e, &np)
+	})
+	if err != nil {
+		return nil, internal(err)
+	}
+	a.pix[e2e] = &np
+	m.enqueue(task{kind: taskRefund, account: accountID, id: e2e, sub: id})
+	return &d, nil
+}
+
+// getRefund handles GET /v2/pix/{e2eId}/devolucao/{id}.
+func (m *Module) getRefund(accountID, e2e, id string) (*Devolucao, *apiError) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	a := m.peek(accountID)
+	if a == nil || a.pix[e2e] == nil {
+		return nil, notFound("Pix " + e2e + " não encontrado.")
+	}
+	for _, d := range a.pix[e2e].Body.Devolucoes {
+		if d.ID == id {
+			return &d, nil
+		}
+	}
+	return nil, notFound("Devolução " + id + " não encontrada.")
+}
+
+// processRefund settles a refund: 0.01 is refused (NAO_REALIZADO, the
+// sandbox rule), anything else is DEVOLVIDO; the key's webhook is told.
+func (m *Module) processRefund(ctx context.Context, accountID, e2e, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.a(accountID)
+	p := a.pix[e2e]
+	if p == nil {
+		return nil
+	}
+	np := *p
+	np.Body.Devolucoes = append([]Devolucao(nil), p.Body.Devolucoes...)
+	idx := -1
+	for i, d := range np.Body.Devolucoes {
+		if d.ID == id && d.Status == RefundProcessando {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil
+	}
+	now := m.clk.Now()
+	d := &np.Body.Devolucoes[idx]
+	if d.Valor == "0.01" {
+		d.Status, d.Motivo = RefundNaoRealizado, "Devolução de 0.01 rejeitada pelo sandbox"
+	} else {
+		d.Status, d.Horario.Liquidacao = RefundDevolvido, ts(now)
+	}
+	note := np.Body
+	note.Devolucoes = []Devolucao{*d}
+	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Put(storePix, accountID, e2e, &np); err != nil {
+			return err
+		}
+		return m.notifyKey(ctx, tx, a, p.Body.Chave, []any{note})
+	})
+	if err != nil {
+		return err
+	}
+	a.pix[e2e] = &np
+	return nil
+}

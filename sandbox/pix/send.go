@@ -1,0 +1,338 @@
+package pix
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"remessa/rules"
+	"remessa/sandbox/store"
+)
+
+// SandboxTestKey is the only key a send by key may go to in the sandbox.
+const SandboxTestKey = "efipay@sejaefi.com.br"
+
+// Sandbox thresholds of the send simulation (cents).
+const (
+	sendConfirmMax = 1000 // 0.01..10.00 confirmed by webhook
+	sendRejectMax  = 2000 // 10.01..20.00 rejected by webhook; above: rejected on the request
+)
+
+// ContaBanco is a destination given by bank data.
+type ContaBanco struct {
+	Nome        string `json:"nome"`
+	CPF         string `json:"cpf,omitempty"`
+	CNPJ        string `json:"cnpj,omitempty"`
+	CodigoBanco string `json:"codigoBanco"`
+	Agencia     string `json:"agencia"`
+	Conta       string `json:"conta"`
+	TipoConta   string `json:"tipoConta"`
+}
+
+// Identificacao names the owner of the destination key (CPF masked).
+type Identificacao struct {
+	Nome string `json:"nome"`
+	CPF  string `json:"cpf,omitempty"`
+	CNPJ string `json:"cnpj,omitempty"`
+}
+
+// Favorecido is the destination of a send.
+type Favorecido struct {
+	Chave         string         `json:"chave,omitempty"`
+	CPF           string         `json:"cpf,omitempty"`
+	CNPJ          string         `json:"cnpj,omitempty"`
+	ContaBanco    *ContaBanco    `json:"contaBanco,omitempty"`
+	Identificacao *Identificacao `json:"identificacao,omitempty"`
+}
+
+// Enviado is a sent Pix as answered by the queries.
+type Enviado struct {
+	EndToEndID  string      `json:"endToEndId"`
+	IDEnvio     string      `json:"idEnvio"`
+	Valor       string      `json:"valor"`
+	Chave       string      `json:"chave"`
+	Status      string      `json:"status"`
+	InfoPagador string      `json:"infoPagador,omitempty"`
+	Horario     HorarioDev  `json:"horario"`
+	Favorecido  Favorecido  `json:"favorecido"`
+	Devolucoes  []Devolucao `json:"devolucoes,omitempty"`
+	Motivo      string      `json:"motivo,omitempty"`
+}
+
+// EnvioCriado is the answer of PUT /v2/gn/pix/{idEnvio}.
+type EnvioCriado struct {
+	IDEnvio string     `json:"idEnvio"`
+	E2EID   string     `json:"e2eId"`
+	Valor   string     `json:"valor"`
+	Horario HorarioDev `json:"horario"`
+	Status  string     `json:"status"`
+}
+
+// envio is the stored form of a send.
+type envio struct {
+	IDEnvio string    `json:"idEnvio"`
+	E2E     string    `json:"e2e"`
+	Cents   int64     `json:"cents"`
+	Time    time.Time `json:"time"`
+	Status  string    `json:"status"`
+	Refunds bool      `json:"refundsDone,omitempty"` // the 4.00/5.00 received refunds were generated
+	Body    Enviado   `json:"body"`
+}
+
+// pendingRefunds tells whether a confirmed 4.00 or 5.00 send still has to
+// generate its received refunds.
+func (e *envio) pendingRefunds() bool {
+	return e.Status == SendRealizado && !e.Refunds && (e.Cents == 400 || e.Cents == 500)
+}
+
+var sendS = obj(
+	req("valor", valorS()),
+	req("pagador", obj(req("chave", str(1, rules.MaxPixKey)), opt("infoPagador", str(0, 140)))),
+	req("favorecido", obj(
+		opt("chave", str(1, rules.MaxPixKey)),
+		opt("cpf", pat(`^\d{11}$`, "11 dígitos")),
+		opt("cnpj", pat(`^[0-9A-Z]{12}\d{2}$`, "14 caracteres")),
+		opt("contaBanco", obj(
+			req("nome", str(1, 200)),
+			opt("cpf", pat(`^\d{11}$`, "11 dígitos")),
+			opt("cnpj", pat(`^[0-9A-Z]{12}\d{2}$`, "14 caracteres")),
+			req("codigoBanco", pat(`^[0-9]{8}$`, "ISPB de 8 dígitos")),
+			req("agencia", pat(`^[0-9]{1,4}$`, "1 a 4 dígitos, sem dígito verificador")),
+			req("conta", pat(`^[0-9]+$`, "dígitos, com o dígito verificador, sem traço")),
+			req("tipoConta", enumStr("cacc", "svgs")),
+		)),
+	)),
+)
+
+// putSend handles PUT /v2/gn/pix/{idEnvio} and /v3/gn/pix/{idEnvio}
+// (Efí dialect errors, as the real send).
+func (m *Module) putSend(ctx context.Context, ai accountInfo, idEnvio string, body []byte) (*EnvioCriado, *apiError) {
+	if !rules.ValidIdEnvio(idEnvio) {
+		return nil, efiErr(http.StatusBadRequest, "valor_invalido", "Campo idEnvio deve ter de 1 a 35 caracteres alfanuméricos (valor "+quote(idEnvio)+")")
+	}
+	v, err := decodeAny(body)
+	if err != nil {
+		return nil, efiErr(http.StatusBadRequest, "json_invalido", "JSON inválido: "+err.Error())
+	}
+	var vs []Violacao
+	sendS.check("", v, &vs)
+	if len(vs) > 0 {
+		return nil, asEfi(vs)
+	}
+	var in struct {
+		Valor      string
+		Pagador    struct{ Chave, InfoPagador string }
+		Favorecido Favorecido
+	}
+	_ = remarshal(v, &in)
+	cents, _ := rules.ParsePixAmount(in.Valor)
+	f := in.Favorecido
+	switch {
+	case cents <= 0:
+		return nil, efiErr(http.StatusBadRequest, "valor_invalido", "Campo valor deve ser maior que zero")
+	case (f.Chave == "") == (f.ContaBanco == nil):
+		return nil, efiErr(http.StatusBadRequest, "valor_invalido", "Campo favorecido: informe chave ou contaBanco")
+	case f.ContaBanco != nil && (f.ContaBanco.CPF == "") == (f.ContaBanco.CNPJ == ""):
+		return nil, efiErr(http.StatusBadRequest, "valor_invalido", "Campo favorecido.contaBanco: informe cpf ou cnpj")
+	case !ai.ownsKey(in.Pagador.Chave):
+		return nil, efiErr(http.StatusBadRequest, "chave_invalida", "Campo pagador.chave: a chave "+quote(in.Pagador.Chave)+" não pertence à conta")
+	case f.Chave != "" && normKey(f.Chave) != SandboxTestKey:
+		return nil, efiErr(http.StatusBadRequest, "chave_invalida", "Campo favorecido.chave: no sandbox só a chave de teste "+SandboxTestKey+" recebe envios")
+	case cents > sendRejectMax:
+		return nil, efiErr(http.StatusUnprocessableEntity, "pagamento_negado", "Pagamento negado pelo sandbox: envios acima de 20.00 são recusados na requisição")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.a(ai.ID)
+	if a.hooks[in.Pagador.Chave] == nil {
+		return nil, efiErr(http.StatusBadRequest, "webhook_nao_cadastrado", "A chave do pagador "+quote(in.Pagador.Chave)+" não tem webhook cadastrado; cadastre com PUT /v2/webhook/{chave}")
+	}
+	if _, dup := a.envios[idEnvio]; dup {
+		return nil, efiErr(http.StatusConflict, "id_envio_duplicado", "Já existe um envio com o idEnvio "+quote(idEnvio))
+	}
+	now := m.clk.Now()
+	var e *envio
+	err = m.st.Tx(ctx, func(tx *store.Tx) error {
+		e2e, err := e2eID(tx, 'E', now)
+		if err != nil {
+			return err
+		}
+		if f.Chave != "" {
+			f.Identificacao = &Identificacao{Nome: "Efi S.A. (chave de teste do sandbox)", CNPJ: "09089356000118"}
+		}
+		e = &envio{IDEnvio: idEnvio, E2E: e2e, Cents: cents, Time: now, Status: SendProcessando, Body: Enviado{
+			EndToEndID: e2e, IDEnvio: idEnvio, Valor: rules.FormatPixAmount(cents), Chave: in.Pagador.Chave,
+			Status: SendProcessando, InfoPagador: in.Pagador.InfoPagador, Horario: HorarioDev{Solicitacao: ts(now)}, Favorecido: f,
+		}}
+		return tx.Put(storeEnvio, ai.ID, idEnvio, e)
+	})
+	if err != nil {
+		return nil, internal(err)
+	}
+	a.envios[idEnvio] = e
+	a.byE2E[e.E2E] = idEnvio
+	m.enqueue(task{kind: taskSend, account: ai.ID, id: idEnvio})
+	return &EnvioCriado{IDEnvio: idEnvio, E2EID: e.E2E, Valor: e.Body.Valor, Horario: HorarioDev{Solicitacao: e.Body.Horario.Solicitacao}, Status: SendProcessando}, nil
+}
+
+func normKey(k string) string { return strings.ToLower(strings.TrimSpace(k)) }
+
+// sendNote is the webhook item of a send result.
+type sendNote struct {
+	EndToEndID string      `json:"endToEndId"`
+	Valor      string      `json:"valor"`
+	Chave      string      `json:"chave"`
+	Horario    string      `json:"horario"`
+	Status     string      `json:"status"`
+	Tipo       string      `json:"tipo"`
+	GnExtras   gnExtras    `json:"gnExtras"`
+	Devolucoes []Devolucao `json:"devolucoes,omitempty"`
+}
+
+type gnExtras struct {
+	IDEnvio string   `json:"idEnvio"`
+	Erro    *envErro `json:"erro,omitempty"`
+}
+
+type envErro struct {
+	Codigo string `json:"codigo"`
+	Origem string `json:"origem"`
+	Motivo string `json:"motivo"`
+}
+
+// processSend settles a send by the simulation table and, for 4.00 and
+// 5.00, generates the received refunds; each step notifies the payer
+// key's webhook.
+func (m *Module) processSend(ctx context.Context, accountID, idEnvio string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.a(accountID)
+	e := a.envios[idEnvio]
+	if e == nil {
+		return nil
+	}
+	ne := *e
+	now := m.clk.Now()
+	var notes []any
+	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+		if ne.Status == SendProcessando {
+			note := sendNote{EndToEndID: ne.E2E, Valor: ne.Body.Valor, Chave: ne.Body.Chave, Horario: ts(now), Tipo: "SOLICITACAO", GnExtras: gnExtras{IDEnvio: idEnvio}}
+			if ne.Cents <= sendConfirmMax {
+				ne.Status = SendRealizado
+				ne.Body.Horario.Liquidacao = ts(now)
+			} else {
+				ne.Status = SendNaoRealizado
+				ne.Body.Motivo = "Envio rejeitado pelo sandbox (valores de 10.01 a 20.00)"
+				note.GnExtras.Erro = &envErro{Codigo: "AM02", Origem: "SANDBOX", Motivo: ne.Body.Motivo}
+			}
+			ne.Body.Status = ne.Status
+			note.Status = ne.Status
+			notes = append(notes, note)
+		}
+		if ne.pendingRefunds() {
+			parts := []int64{500}
+			if ne.Cents == 400 {
+				parts = []int64{200, 200}
+			}
+			var devs []Devolucao
+			for i, c := range parts {
+				rtr, err := e2eID(tx, 'D', now)
+				if err != nil {
+					return err
+				}
+				did := fmt.Sprintf("D%d%s", i+1, idEnvio)
+				if len(did) > 35 {
+					did = did[:35]
+				}
+				devs = append(devs, Devolucao{ID: did, RtrID: rtr, Valor: rules.FormatPixAmount(c), Natureza: "ORIGINAL",
+					Horario: HorarioDev{Solicitacao: ts(now), Liquidacao: ts(now)}, Status: RefundDevolvido})
+			}
+			ne.Body.Devolucoes = append(append([]Devolucao(nil), ne.Body.Devolucoes...), devs...)
+			ne.Refunds = true
+			notes = append(notes, sendNote{EndToEndID: ne.E2E, Valor: ne.Body.Valor, Chave: ne.Body.Chave, Horario: ts(now), Status: ne.Status,
+				Tipo: "DEVOLUCAO", GnExtras: gnExtras{IDEnvio: idEnvio}, Devolucoes: devs})
+		}
+		if err := tx.Put(storeEnvio, accountID, idEnvio, &ne); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			if err := m.notifyKey(ctx, tx, a, ne.Body.Chave, []any{n}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	a.envios[idEnvio] = &ne
+	return nil
+}
+
+func (m *Module) getSendByE2E(accountID, e2e string) (*Enviado, *apiError) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	a := m.peek(accountID)
+	if a != nil {
+		if id, ok := a.byE2E[e2e]; ok {
+			b := a.envios[id].Body
+			return &b, nil
+		}
+	}
+	return nil, problem(http.StatusNotFound, tPixEnviadoNE, "Pix enviado não encontrado.", "Nenhum Pix enviado com o endToEndId "+e2e+".", nil)
+}
+
+func (m *Module) getSendByID(accountID, id string) (*Enviado, *apiError) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	a := m.peek(accountID)
+	if a != nil {
+		if e, ok := a.envios[id]; ok {
+			b := e.Body
+			return &b, nil
+		}
+	}
+	return nil, problem(http.StatusNotFound, tPixEnviadoNE, "Pix enviado não encontrado.", "Nenhum Pix enviado com o idEnvio "+id+".", nil)
+}
+
+// EnviadoList is the answer of GET /v2/gn/pix/enviados.
+type EnviadoList struct {
+	Parametros Parametros `json:"parametros"`
+	Pix        []Enviado  `json:"pix"`
+}
+
+func (m *Module) listSends(accountID string, q url.Values) (*EnviadoList, *apiError) {
+	lq, e := parseList(q, false)
+	if e != nil {
+		return nil, e
+	}
+	status := q.Get("status")
+	lq.params.Status = status
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := &EnviadoList{Pix: []Enviado{}}
+	var sel []*envio
+	if a := m.peek(accountID); a != nil {
+		for _, e := range a.envios {
+			if lq.in(e.Time) && (status == "" || e.Status == status) {
+				sel = append(sel, e)
+			}
+		}
+	}
+	sort.Slice(sel, func(i, j int) bool {
+		if !sel[i].Time.Equal(sel[j].Time) {
+			return sel[i].Time.Before(sel[j].Time)
+		}
+		return sel[i].IDEnvio < sel[j].IDEnvio
+	})
+	lo, hi := lq.window(len(sel))
+	for _, e := range sel[lo:hi] {
+		out.Pix = append(out.Pix, e.Body)
+	}
+	out.Parametros = lq.params
+	return out, nil
+}

@@ -1,0 +1,178 @@
+package pix
+
+import (
+	"context"
+	"time"
+)
+
+// Kinds of background work.
+const (
+	taskLote   = 1 // finish a batch
+	taskRefund = 2 // settle a refund (id = e2eid, sub = devolução id)
+	taskSend   = 3 // settle a send (id = idEnvio)
+)
+
+type task struct {
+	kind    int
+	account string
+	id      string
+	sub     string
+}
+
+// Start starts the background worker and queues every batch item, refund
+// and send persisted as processing (so work survives a restart). Calling
+// Start twice is a no-op.
+func (m *Module) Start() {
+	m.qmu.Lock()
+	if m.started {
+		m.qmu.Unlock()
+		return
+	}
+	m.started = true
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stop = cancel
+	m.done = make(chan struct{})
+	m.qmu.Unlock()
+
+	m.mu.RLock()
+	var pending []task
+	for accID, a := range m.accts {
+		for _, l := range sortedLotes(a) {
+			if l.pending() {
+				pending = append(pending, task{kind: taskLote, account: accID, id: l.ID})
+			}
+		}
+		for e2e, p := range a.pix {
+			for _, d := range p.Body.Devolucoes {
+				if d.Status == RefundProcessando {
+					pending = append(pending, task{kind: taskRefund, account: accID, id: e2e, sub: d.ID})
+				}
+			}
+		}
+		for id, e := range a.envios {
+			if e.Status == SendProcessando || e.pendingRefunds() {
+				pending = append(pending, task{kind: taskSend, account: accID, id: id})
+			}
+		}
+	}
+	m.mu.RUnlock()
+	for _, t := range pending {
+		m.enqueue(t)
+	}
+	go m.run(ctx)
+}
+
+// Close stops the worker after the task in hand; unfinished work stays
+// persisted as processing and is resumed by the next Start.
+func (m *Module) Close() error {
+	m.qmu.Lock()
+	if !m.started {
+		m.qmu.Unlock()
+		return nil
+	}
+	m.started = false
+	stop, done := m.stop, m.done
+	m.qmu.Unlock()
+	stop()
+	<-done
+	m.qmu.Lock()
+	m.idle.Broadcast()
+	m.qmu.Unlock()
+	return nil
+}
+
+func (m *Module) enqueue(t task) {
+	m.qmu.Lock()
+	if !m.queued[t] {
+		m.queued[t] = true
+		m.queue = append(m.queue, t)
+	}
+	m.qmu.Unlock()
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// WaitIdle blocks until the worker has nothing queued or in hand (or ctx
+// ends, or the worker is stopped). Tests and benchmarks use it.
+func (m *Module) WaitIdle(ctx context.Context) error {
+	stopWatch := context.AfterFunc(ctx, func() {
+		m.qmu.Lock()
+		m.idle.Broadcast()
+		m.qmu.Unlock()
+	})
+	defer stopWatch()
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	for (len(m.queue) > 0 || m.busy > 0) && m.started {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		m.idle.Wait()
+	}
+	return ctx.Err()
+}
+
+func (m *Module) run(ctx context.Context) {
+	defer close(m.done)
+	for {
+		m.qmu.Lock()
+		if len(m.queue) == 0 {
+			m.idle.Broadcast()
+			m.qmu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-m.kick:
+				continue
+			}
+		}
+		t := m.queue[0]
+		m.queue = m.queue[1:]
+		delete(m.queued, t)
+		m.busy++
+		m.qmu.Unlock()
+
+		if m.delay > 0 {
+			timer := time.NewTimer(m.delay)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				m.finishTask()
+				return
+			case <-timer.C:
+			}
+		}
+		var err error
+		switch t.kind {
+		case taskLote:
+			err = m.processLote(ctx, t.account, t.id)
+		case taskRefund:
+			err = m.processRefund(ctx, t.account, t.id, t.sub)
+		case taskSend:
+			err = m.processSend(ctx, t.account, t.id)
+		}
+		if err != nil {
+			m.log.Error().Err(err).Int("task", t.kind).Str("id", t.id).Msg("pix: background task failed; will retry")
+			m.finishTask()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			m.enqueue(t)
+			continue
+		}
+		m.finishTask()
+	}
+}
+
+func (m *Module) finishTask() {
+	m.qmu.Lock()
+	m.busy--
+	if len(m.queue) == 0 && m.busy == 0 {
+		m.idle.Broadcast()
+	}
+	m.qmu.Unlock()
+}
