@@ -141,8 +141,10 @@ func PixKeyType(key string) (KeyType, error) {
 
 // NormalizePixKey brings a key typed by a person into DICT form: trims
 // spaces, lowercases e-mails and EVPs, strips spaces, dashes, dots and
-// parentheses from phones (keeping the +) and masks from CPF/CNPJ. It does
-// not validate; call PixKeyType on the result.
+// parentheses from phones (keeping the +), turns "(11) 98765-4321" into
+// "+5511987654321", and strips masks from CPF/CNPJ (uppercasing a CNPJ).
+// Eleven bare digits stay as they are (a CPF; a phone needs its + or
+// parentheses). It does not validate; call PixKeyType on the result.
 func NormalizePixKey(key string) string {
 	k := strings.TrimSpace(key)
 	switch {
@@ -161,6 +163,12 @@ func NormalizePixKey(key string) string {
 			b.WriteRune(r)
 		}
 		return b.String()
+	}
+	if strings.HasPrefix(k, "(") {
+		// "(11) 98765-4321": a Brazilian phone typed with its DDD in parentheses.
+		if p := CleanPhone(k); ValidPhone(p) {
+			return "+55" + p
+		}
 	}
 	c := CleanDocument(k)
 	if len(c) == 11 || len(c) == 14 {
