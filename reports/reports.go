@@ -177,6 +177,9 @@ func Write(dir string, r *results.Results, opt Options) ([]string, error) {
 // writeAtomic writes path through fn into a temporary file in the same
 // directory and renames it into place.
 func writeAtomic(path string, fn func(f *os.File) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("reports: criar %s: %w", filepath.Dir(path), err)
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("reports: criar %s: %w", path, err)
