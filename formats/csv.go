@@ -14,6 +14,9 @@ import (
 	"golang.org/x/text/encoding/charmap"
 )
 
+// slabRows is how many rows of cells are allocated at once.
+const slabRows = 64
+
 type csvReader struct {
 	f          *os.File
 	r          *csv.Reader
@@ -187,6 +190,9 @@ func (c *csvReader) Next() (Row, error) {
 		rec, err := c.r.Read()
 		if err == io.EOF {
 			c.done = true
+			if c.rows == 0 {
+				return Row{}, noData(c.src)
+			}
 			return Row{}, io.EOF
 		}
 		if err != nil {
@@ -210,13 +216,21 @@ func (c *csvReader) Next() (Row, error) {
 				MessageEN: fmt.Sprintf("the row has %d fields but the header has %d (delimiter %q); check delimiters and quotes", len(rec), len(c.src.Headers), c.src.Delimiter)}
 		}
 		cells := c.cells
-		if !c.opt.ReuseCells || cap(cells) < len(rec) {
-			cells = make([]Cell, len(rec))
-			if c.opt.ReuseCells {
+		if c.opt.ReuseCells {
+			if cap(cells) < len(rec) {
+				cells = make([]Cell, len(rec))
 				c.cells = cells
 			}
+			cells = cells[:len(rec)]
+		} else {
+			// Carve rows out of a slab: one allocation per slabRows rows, and
+			// each Row stays valid for as long as the caller keeps it.
+			if len(c.cells) < len(rec) {
+				c.cells = make([]Cell, len(rec)*slabRows)
+			}
+			cells = c.cells[:len(rec):len(rec)]
+			c.cells = c.cells[len(rec):]
 		}
-		cells = cells[:len(rec)]
 		for i, s := range rec {
 			v := strings.TrimFunc(s, isSpaceLike)
 			k := KindText
@@ -227,6 +241,14 @@ func (c *csvReader) Next() (Row, error) {
 		}
 		return Row{Number: line, Cells: cells}, nil
 	}
+}
+
+// noData is returned by Next, instead of io.EOF, when a file has a header
+// but not a single data row.
+func noData(src Source) *Error {
+	return &Error{File: src.File, Sheet: src.Sheet, Row: src.HeaderRow, Code: CodeNoData,
+		Message:   "o arquivo só tem o cabeçalho, nenhuma linha de dados",
+		MessageEN: "the file has only the header row, no data rows"}
 }
 
 func tooManyRows(file, sheet string, row, max int) *Error {
@@ -352,13 +374,18 @@ func (c *cp1252Reader) Read(p []byte) (int, error) {
 		n = len(c.in)
 	}
 	m, err := c.r.Read(c.in[:n])
-	out := p[:0]
-	for _, b := range c.in[:m] {
-		if b < 0x80 {
-			out = append(out, b)
-		} else {
-			out = append(out, cp1252Table[b]...)
+	src, o := c.in[:m], 0
+	for len(src) > 0 {
+		i := 0
+		for i < len(src) && src[i] < 0x80 {
+			i++
 		}
+		o += copy(p[o:], src[:i])
+		if i < len(src) {
+			o += copy(p[o:], cp1252Table[src[i]])
+			i++
+		}
+		src = src[i:]
 	}
-	return len(out), err
+	return o, err
 }

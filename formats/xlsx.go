@@ -724,6 +724,9 @@ func (x *xlsxReader) Next() (Row, error) {
 		}
 		if !ok {
 			x.done = true
+			if x.rows == 0 {
+				return Row{}, noData(x.src)
+			}
 			return Row{}, io.EOF
 		}
 		cells := x.cells
