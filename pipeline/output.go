@@ -1,0 +1,157 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"remessa/formats"
+	"remessa/pipeline/results"
+)
+
+// Exit codes of validate and plan (the same as the CLI's).
+const (
+	ExitClean    = 0 // no row problems (warnings allowed)
+	ExitProblems = 1 // some rows have problems
+	ExitUnusable = 2 // the job or the input file cannot be used
+)
+
+// ValidationReport is the JSON form of a validation (validate --format json).
+type ValidationReport struct {
+	Job         string       `json:"job"`
+	Name        string       `json:"name,omitempty"`
+	Kind        results.Kind `json:"kind,omitempty"`
+	Input       *InputInfo   `json:"input,omitempty"`
+	Rows        int          `json:"rows"`
+	Accepted    int          `json:"accepted"`
+	Refused     int          `json:"refused"`
+	Errors      int          `json:"errors"`
+	Warnings    int          `json:"warnings"`
+	ExitCode    int          `json:"exit_code"`
+	JobProblems []JobProblem `json:"job_problems,omitempty"`
+	FileProblem *FileProblem `json:"file_problem,omitempty"`
+	Notes       []Note       `json:"notes"`
+}
+
+// InputInfo describes the input file read.
+type InputInfo struct {
+	File      string   `json:"file"`
+	Format    string   `json:"format"`
+	Sheet     string   `json:"sheet,omitempty"`
+	Encoding  string   `json:"encoding,omitempty"`
+	Delimiter string   `json:"delimiter,omitempty"`
+	Headers   []string `json:"headers"`
+}
+
+// FileProblem is why the input file cannot be used.
+type FileProblem struct {
+	File      string `json:"file"`
+	Sheet     string `json:"sheet,omitempty"`
+	Row       int    `json:"row,omitempty"`
+	Column    string `json:"column,omitempty"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	MessageEN string `json:"message_en"`
+}
+
+// ExitCode gives the exit code for a validation outcome: err from Load or
+// Validate, or the validation.
+func ExitCode(v *Validation, err error) int {
+	if err != nil {
+		return ExitUnusable
+	}
+	if v != nil && v.Summary.Refused > 0 {
+		return ExitProblems
+	}
+	return ExitClean
+}
+
+// NewValidationReport builds the report of a validation or of the error
+// that prevented it. jobPath is the job file as the user gave it.
+func NewValidationReport(jobPath string, job *Job, v *Validation, err error) *ValidationReport {
+	r := &ValidationReport{Job: jobPath, Notes: []Note{}, ExitCode: ExitCode(v, err)}
+	if job != nil {
+		r.Name, r.Kind = job.Name, job.Kind
+	}
+	var je *JobError
+	var fe *formats.Error
+	switch {
+	case errors.As(err, &je):
+		r.JobProblems = je.Problems
+	case errors.As(err, &fe):
+		file := fe.File
+		if job != nil && job.Spec != nil {
+			file = job.Spec.Input.File
+		}
+		r.FileProblem = &FileProblem{File: file, Sheet: fe.Sheet, Row: fe.Row, Column: fe.Column, Code: fe.Code, Message: fe.Message, MessageEN: fe.MessageEN}
+	case err != nil:
+		r.FileProblem = &FileProblem{Code: "erro", Message: err.Error(), MessageEN: err.Error()}
+	}
+	if v != nil {
+		s := v.Summary
+		r.Rows, r.Accepted, r.Refused, r.Errors, r.Warnings = s.Rows, s.Accepted, s.Refused, s.Errors, s.Warnings
+		r.Input = &InputInfo{File: job.Spec.Input.File, Format: s.Source.Format, Sheet: s.Source.Sheet, Encoding: s.Source.Encoding, Delimiter: s.Source.Delimiter, Headers: s.Source.Headers}
+		for _, n := range v.Notes {
+			n.File = job.Spec.Input.File
+			r.Notes = append(r.Notes, n)
+		}
+	}
+	return r
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *ValidationReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the report for people, in Portuguese or English.
+func (r *ValidationReport) WriteText(w io.Writer, lang string) error {
+	en := lang == "en"
+	t := func(pt, e string) string {
+		if en {
+			return e
+		}
+		return pt
+	}
+	if len(r.JobProblems) > 0 {
+		fmt.Fprintf(w, t("O arquivo de job %s não pode ser usado (%d problemas):\n", "The job file %s cannot be used (%d problems):\n"), r.Job, len(r.JobProblems))
+		for _, p := range r.JobProblems {
+			fmt.Fprintln(w, "  "+p.Localized(lang))
+		}
+		return nil
+	}
+	if p := r.FileProblem; p != nil {
+		msg := p.Message
+		if en {
+			msg = p.MessageEN
+		}
+		fmt.Fprintf(w, t("A planilha %s não pode ser usada: %s [%s]\n", "The input %s cannot be used: %s [%s]\n"), p.File, msg, p.Code)
+		return nil
+	}
+	if r.Input != nil {
+		fmt.Fprintf(w, t("%s: %s (%s", "%s: %s (%s"), r.Job, r.Input.File, r.Input.Format)
+		if r.Input.Encoding != "" && r.Input.Format == "csv" {
+			fmt.Fprintf(w, ", %s, %q", r.Input.Encoding, r.Input.Delimiter)
+		}
+		if r.Input.Sheet != "" {
+			fmt.Fprintf(w, t(", aba %s", ", sheet %s"), r.Input.Sheet)
+		}
+		fmt.Fprintln(w, ")")
+	}
+	for _, n := range r.Notes {
+		sev := t("ERRO ", "ERROR")
+		if n.Severity == SevWarning {
+			sev = t("AVISO", "WARN ")
+		}
+		fmt.Fprintf(w, "  %s %s\n", sev, n.Localized(lang))
+	}
+	fmt.Fprintf(w, t("%d linhas: %d aceitas, %d recusadas; %d erros, %d avisos.\n", "%d rows: %d accepted, %d refused; %d errors, %d warnings.\n"),
+		r.Rows, r.Accepted, r.Refused, r.Errors, r.Warnings)
+	if r.ExitCode == ExitClean {
+		fmt.Fprintln(w, t("Tudo certo.", "All good."))
+	}
+	return nil
+}
