@@ -1,0 +1,348 @@
+package charges
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"remessa/rules"
+	"remessa/sandbox/auth"
+	"remessa/sandbox/httpx"
+)
+
+type listCustomer struct {
+	Name          string `json:"name,omitempty"`
+	CPF           string `json:"cpf,omitempty"`
+	CorporateName string `json:"corporate_name,omitempty"`
+	CNPJ          string `json:"cnpj,omitempty"`
+	PhoneNumber   string `json:"phone_number,omitempty"`
+	Email         string `json:"email,omitempty"`
+}
+
+type listBillet struct {
+	Barcode        string    `json:"barcode"`
+	ExpireAt       string    `json:"expire_at"`
+	Link           string    `json:"link"`
+	PDF            pdfCharge `json:"pdf"`
+	Configurations configOut `json:"configurations"`
+}
+
+type listCarnet struct {
+	CarnetID       int64     `json:"carnet_id"`
+	Parcel         int       `json:"parcel"`
+	Barcode        string    `json:"barcode"`
+	ExpireAt       string    `json:"expire_at"`
+	Link           string    `json:"link"`
+	Configurations configOut `json:"configurations"`
+}
+
+type listCard struct {
+	Installments     int    `json:"installments"`
+	InstallmentValue int64  `json:"installment_value"`
+	Mask             string `json:"mask"`
+}
+
+type listPayment struct {
+	PaymentMethod    string      `json:"payment_method"`
+	PaidAt           string      `json:"paid_at,omitempty"`
+	ReceivedByBankAt string      `json:"received_by_bank_at,omitempty"`
+	PaidValue        int64       `json:"paid_value,omitempty"`
+	BankingBillet    *listBillet `json:"banking_billet,omitempty"`
+	CreditCard       *listCard   `json:"credit_card,omitempty"`
+	Carnet           *listCarnet `json:"carnet,omitempty"`
+}
+
+type listLink struct {
+	PaymentURL    string `json:"payment_url"`
+	PaymentMethod string `json:"payment_method"`
+	ExpireAt      string `json:"expire_at"`
+}
+
+type listItem struct {
+	ID        int64         `json:"id"`
+	Total     int64         `json:"total"`
+	Status    string        `json:"status"`
+	CustomID  *string       `json:"custom_id"`
+	CreatedAt string        `json:"created_at"`
+	Customer  *listCustomer `json:"customer,omitempty"`
+	Payment   *listPayment  `json:"payment,omitempty"`
+	Link      *listLink     `json:"link,omitempty"`
+}
+
+type listPagination struct {
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+	Page   int `json:"page"`
+	Total  int `json:"total"`
+}
+
+type listParams struct {
+	BeginDate  string         `json:"begin_date"`
+	EndDate    string         `json:"end_date"`
+	Pagination listPagination `json:"pagination"`
+}
+
+type listBody struct {
+	Code   int        `json:"code"`
+	Data   []listItem `json:"data"`
+	Params listParams `json:"params"`
+}
+
+var listStatuses = map[string]bool{StatusNew: true, StatusWaiting: true, StatusLink: true, StatusPaid: true,
+	StatusUnpaid: true, StatusCanceled: true, StatusIdentified: true, StatusSettled: true, StatusExpired: true,
+	StatusApproved: true, StatusRefunded: true, StatusContested: true}
+
+// listFilter is a parsed GET /v1/charges query.
+type listFilter struct {
+	chargeType, status, dateOf, document, customID string
+	begin, end                                     time.Time
+	value                                          int64
+	hasValue                                       bool
+	limit, page                                    int
+}
+
+func parseListQuery(r *http.Request) (*listFilter, *Error) {
+	q := r.URL.Query()
+	f := &listFilter{chargeType: q.Get("charge_type"), status: q.Get("status"), dateOf: q.Get("date_of"),
+		document: rules.CleanDocument(q.Get("customer_document")), customID: q.Get("custom_id"), limit: 100, page: 1}
+	switch f.chargeType {
+	case "":
+		return nil, required("/charge_type")
+	case "billet", "card", "carnet", "subscription":
+	default:
+		return nil, invalid("/charge_type", "charge_type deve ser billet, card, carnet ou subscription (recebido %q)", truncate(f.chargeType, 40))
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Time
+	}{{"begin_date", &f.begin}, {"end_date", &f.end}} {
+		s := q.Get(d.name)
+		if s == "" {
+			return nil, required("/" + d.name)
+		}
+		t, e := parseDate("/"+d.name, s)
+		if e != nil {
+			return nil, e
+		}
+		*d.dst = t
+	}
+	if f.end.Before(f.begin) {
+		return nil, invalid("/end_date", "end_date deve ser igual ou posterior a begin_date")
+	}
+	if f.status != "" && !listStatuses[f.status] {
+		return nil, invalid("/status", "status desconhecido: %q", truncate(f.status, 40))
+	}
+	switch f.dateOf {
+	case "":
+		f.dateOf = "creation"
+	case "creation", "payment", "expired":
+	default:
+		return nil, invalid("/date_of", "date_of deve ser creation, payment ou expired (recebido %q)", truncate(f.dateOf, 40))
+	}
+	if s := q.Get("value"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			return nil, invalid("/value", "value deve ser um inteiro em centavos (recebido %q)", truncate(s, 40))
+		}
+		f.value, f.hasValue = v, true
+	}
+	if s := q.Get("limit"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 || v > rules.MaxPageSize {
+			return nil, invalid("/limit", "limit deve estar entre 1 e %d (recebido %q)", rules.MaxPageSize, truncate(s, 40))
+		}
+		f.limit = v
+	}
+	if s := q.Get("page"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return nil, invalid("/page", "page deve ser um inteiro a partir de 1 (recebido %q)", truncate(s, 40))
+		}
+		f.page = v
+	} else if s := q.Get("offset"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			return nil, invalid("/offset", "offset deve ser um inteiro não negativo (recebido %q)", truncate(s, 40))
+		}
+		f.page = v/f.limit + 1
+	}
+	return f, nil
+}
+
+// match reports whether charge c (cn = its carnet) passes the filter.
+func (f *listFilter) match(c *Charge, cn *Carnet) bool {
+	switch f.chargeType {
+	case "carnet":
+		if cn == nil {
+			return false
+		}
+	case "card":
+		if c.Payment == nil || c.Payment.Card == nil {
+			return false
+		}
+	case "billet":
+		if cn != nil || (c.Payment != nil && c.Payment.Card != nil) {
+			return false
+		}
+	case "subscription":
+		return false
+	}
+	if f.status != "" && c.Status != f.status {
+		return false
+	}
+	customID := c.CustomID
+	if cn != nil {
+		customID = cn.CustomID
+	}
+	if f.customID != "" && (customID == nil || *customID != f.customID) {
+		return false
+	}
+	if f.hasValue && c.Total != f.value {
+		return false
+	}
+	if f.document != "" {
+		cust := chargeCustomer(c, cn)
+		if cust == nil || rules.CleanDocument(cust.Document()) != f.document {
+			return false
+		}
+	}
+	var d time.Time
+	switch f.dateOf {
+	case "creation":
+		d = rules.Today(c.CreatedAt)
+	case "payment":
+		if c.PaidAt.IsZero() {
+			return false
+		}
+		d = rules.Today(c.PaidAt)
+	case "expired":
+		var s string
+		switch {
+		case c.Payment != nil && c.Payment.Billet != nil:
+			s = c.Payment.Billet.ExpireAt
+		case c.Link != nil:
+			s = c.Link.ExpireAt
+		default:
+			return false
+		}
+		t, err := rules.ParseISODate(s)
+		if err != nil {
+			return false
+		}
+		d = t
+	}
+	return !d.Before(f.begin) && !d.After(f.end)
+}
+
+func listView(c *Charge, cn *Carnet, base string) listItem {
+	it := listItem{ID: c.ID, Total: c.Total, Status: c.Status, CustomID: c.CustomID, CreatedAt: efiTime(c.CreatedAt)}
+	if cn != nil {
+		it.CustomID = cn.CustomID
+	}
+	if cust := chargeCustomer(c, cn); cust != nil {
+		lc := &listCustomer{Name: cust.Name, CPF: cust.CPF, PhoneNumber: cust.PhoneNumber, Email: cust.Email}
+		if jp := cust.JuridicalPerson; jp != nil {
+			lc.CorporateName, lc.CNPJ = jp.CorporateName, jp.CNPJ
+		}
+		it.Customer = lc
+	}
+	if p := c.Payment; p != nil {
+		lp := &listPayment{PaymentMethod: p.Method, ReceivedByBankAt: c.ReceivedByBank, PaidValue: c.PaidValue}
+		if !c.PaidAt.IsZero() {
+			lp.PaidAt = efiTime(c.PaidAt)
+		}
+		switch {
+		case cn != nil:
+			lp.PaymentMethod = "carnet"
+			b := p.Billet
+			lp.Carnet = &listCarnet{CarnetID: cn.ID, Parcel: c.Parcel, Barcode: b.TypedLine, ExpireAt: b.ExpireAt,
+				Link: chargeLink(base, c.DocToken), Configurations: configOut{Interest: b.Configurations.Interest, Fine: b.Configurations.Fine}}
+		case p.Billet != nil:
+			b := p.Billet
+			lp.BankingBillet = &listBillet{Barcode: b.TypedLine, ExpireAt: b.ExpireAt, Link: chargeLink(base, c.DocToken),
+				PDF: pdfCharge{chargePDF(base, c.DocToken)}, Configurations: configOut{b.Configurations.Interest, b.Configurations.Fine, b.Configurations.DaysToWriteOff}}
+		case p.Card != nil:
+			lp.CreditCard = &listCard{Installments: p.Card.Installments, InstallmentValue: p.Card.InstallmentValue, Mask: p.Card.Mask}
+		}
+		it.Payment = lp
+	}
+	if c.Link != nil {
+		it.Link = &listLink{PaymentURL: paymentURL(base, c.DocToken), PaymentMethod: c.Link.PaymentMethod, ExpireAt: c.Link.ExpireAt}
+	}
+	return it
+}
+
+// refreshAccount applies due time-based transitions to one account.
+func (m *Module) refreshAccount(ctx context.Context, account string) *Error {
+	today := rules.Today(m.now())
+	var charges, carnets []int64
+	m.mu.RLock()
+	if a := m.accounts[account]; a != nil {
+		for id, c := range a.charges {
+			if needsRefresh(c, today) {
+				if c.CarnetID != 0 {
+					carnets = append(carnets, c.CarnetID)
+				} else {
+					charges = append(charges, id)
+				}
+			}
+		}
+	}
+	m.mu.RUnlock()
+	for _, id := range charges {
+		if _, e := m.mutateCharge(ctx, account, id, func(*update, *Charge) *Error { return nil }); e != nil {
+			return e
+		}
+	}
+	done := map[int64]bool{}
+	for _, id := range carnets {
+		if done[id] {
+			continue
+		}
+		done[id] = true
+		if _, e := m.mutateCarnet(ctx, account, id, func(*update, *Carnet) *Error { return nil }); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (m *Module) hList(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
+	f, e := parseListQuery(r)
+	if e != nil {
+		return e
+	}
+	if e := m.refreshAccount(r.Context(), p.AccountID); e != nil {
+		return e
+	}
+	base := m.base(r)
+	type hit struct {
+		c  *Charge
+		cn *Carnet
+	}
+	var hits []hit
+	m.mu.RLock()
+	if a := m.accounts[p.AccountID]; a != nil {
+		for _, c := range a.charges {
+			var cn *Carnet
+			if c.CarnetID != 0 {
+				cn = a.carnets[c.CarnetID]
+			}
+			if f.match(c, cn) {
+				hits = append(hits, hit{c, cn})
+			}
+		}
+	}
+	m.mu.RUnlock()
+	sort.Slice(hits, func(i, j int) bool { return hits[i].c.ID < hits[j].c.ID })
+	off := (f.page - 1) * f.limit
+	body := listBody{Code: 200, Data: []listItem{}, Params: listParams{BeginDate: f.begin.Format(dateLayout),
+		EndDate: f.end.Format(dateLayout), Pagination: listPagination{Limit: f.limit, Offset: off, Page: f.page, Total: len(hits)}}}
+	for i := off; i < len(hits) && i < off+f.limit; i++ {
+		body.Data = append(body.Data, listView(hits[i].c, hits[i].cn, base))
+	}
+	httpx.WriteJSON(w, http.StatusOK, body)
+	return nil
+}
