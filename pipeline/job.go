@@ -143,7 +143,7 @@ func (j *Job) Position(ptr string) Pos {
 const (
 	DefaultConcurrency    = 4
 	DefaultValidade       = 30
-	DefaultBatchMaxBytes  = 512000
+	DefaultBatchMaxBytes  = 1 << 20
 	DefaultReportsDir     = "remessa-out"
 	DefaultCobvBatchLabel = "remessa"
 )

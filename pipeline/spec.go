@@ -166,7 +166,7 @@ type PixPartSpec struct {
 // BatchSpec sets the size of cobv batches.
 type BatchSpec struct {
 	Size      int    `yaml:"size" doc:"cobranças por lote, 1 a 1000 (padrão 1000)" doc_en:"charges per batch, 1 to 1000 (default 1000)"`
-	MaxBytes  int    `yaml:"max_bytes" doc:"tamanho máximo do corpo de um lote em bytes (padrão 512000)" doc_en:"largest batch body in bytes (default 512000)"`
+	MaxBytes  int    `yaml:"max_bytes" doc:"tamanho máximo do corpo de um lote em bytes (padrão 1048576)" doc_en:"largest batch body in bytes (default 1048576)"`
 	Descricao string `yaml:"descricao" doc:"descrição dos lotes" doc_en:"batch description"`
 }
 

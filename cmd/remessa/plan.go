@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"remessa/pipeline"
+)
+
+func init() {
+	register(&command{
+		Name:    "plan",
+		Summary: "mostra o que uma execução faria (emissões, lotes, totais, chamadas, dias), sem enviar nada",
+		Usage:   "JOB [--format text|json] [--lang pt|en]",
+		Run:     runPlan,
+	})
+}
+
+func runPlan(args []string, stdout, stderr io.Writer) int {
+	c := commands["plan"]
+	fs := newFlagSet(c, stdout, stderr)
+	format := fs.String("format", "text", "saída: text ou json")
+	lang := fs.String("lang", "pt", "idioma: pt ou en")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 || (*format != "text" && *format != "json") {
+		fmt.Fprintf(stderr, "Uso: remessa plan %s\n", c.Usage)
+		return exitUsage
+	}
+	job, err := pipeline.Load(pos[0], pipeline.LoadOptions{})
+	var plan *pipeline.Plan
+	if err == nil {
+		plan, _, err = pipeline.StreamPlan(context.Background(), pos[0], job)
+	}
+	if err != nil {
+		rep := pipeline.NewValidationReport(pos[0], job, nil, err)
+		if *format == "json" {
+			rep.WriteJSON(stdout)
+		} else {
+			rep.WriteText(stderr, *lang)
+		}
+		return exitUsage
+	}
+	if *format == "json" {
+		if err := plan.WriteJSON(stdout); err != nil {
+			return exitInternal
+		}
+	} else {
+		plan.WriteText(stdout, *lang)
+	}
+	if plan.Refused > 0 {
+		return exitProblems
+	}
+	return exitOK
+}
