@@ -53,6 +53,9 @@ func openYAML(path string, f *os.File, size int64, opt Options) (Reader, error) 
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]
 	}
+	if root.Kind == 0 || root.Kind == yaml.DocumentNode || (root.Kind == yaml.ScalarNode && root.Tag == "!!null") {
+		return nil, &Error{File: path, Code: CodeEmpty, Message: "arquivo vazio", MessageEN: "empty file"}
+	}
 	if root.Kind == yaml.MappingNode {
 		var rows *yaml.Node
 		for i := 0; i+1 < len(root.Content); i += 2 {
