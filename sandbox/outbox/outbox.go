@@ -1,0 +1,346 @@
+// Package outbox delivers the sandbox's outgoing HTTP calls — the charges
+// API's status-change notifications (form field notification=<token>) and
+// the Pix webhooks (JSON {"pix":[...]}) — from a persistent queue.
+//
+// A module writes a delivery with Enqueue inside the store transaction that
+// changes the state, so the change and its notification are committed
+// together or not at all. RunDue posts every delivery that is due by the
+// sandbox clock; a 2xx answer marks it delivered (it is never sent again),
+// anything else (non-2xx, 429, network error, timeout) schedules a retry
+// after 5, 10, 20, 40, 80, 160, 320, 640, 1280 and 52560 minutes
+// (real-service.md §1.2), after which it is marked failed. Pending
+// deliveries live in the store, so a restart loses none: the next RunDue
+// reads them back. The background loop (Run) calls RunDue every second and
+// right after an Enqueue; tests call RunDue themselves after moving a fake
+// clock.
+//
+// Delivery is at least once: a crash after the receiver answered 2xx but
+// before the delivery is marked may send it once more after the restart.
+package outbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"remessa/sandbox/clock"
+	"remessa/sandbox/store"
+)
+
+// Store kinds and the id sequence of the outbox.
+const (
+	KindPending = "outbox"      // deliveries still to be sent
+	KindDone    = "outbox_done" // delivered or given up
+	seqName     = "outbox"
+)
+
+// Delivery states.
+const (
+	StatePending   = "pending"
+	StateDelivered = "delivered"
+	StateFailed    = "failed" // retries exhausted
+)
+
+// DefaultBackoff is the wait before each retry, per real-service.md §1.2.
+var DefaultBackoff = []time.Duration{
+	5 * time.Minute, 10 * time.Minute, 20 * time.Minute, 40 * time.Minute, 80 * time.Minute,
+	160 * time.Minute, 320 * time.Minute, 640 * time.Minute, 1280 * time.Minute, 52560 * time.Minute,
+}
+
+// Delivery is one outgoing POST.
+type Delivery struct {
+	ID          int64      `json:"id"`
+	URL         string     `json:"url"`
+	ContentType string     `json:"content_type"`
+	Body        []byte     `json:"body"`
+	State       string     `json:"state"`
+	CreatedAt   time.Time  `json:"created_at"`
+	Attempts    int        `json:"attempts"`
+	NextAt      time.Time  `json:"next_at"`
+	LastAt      *time.Time `json:"last_attempt_at,omitempty"`
+	LastStatus  int        `json:"last_status,omitempty"`
+	LastError   string     `json:"last_error,omitempty"`
+	DoneAt      *time.Time `json:"done_at,omitempty"`
+}
+
+func docID(id int64) string { return fmt.Sprintf("%012d", id) }
+
+// Options tune an Outbox; the zero value is the real service's behaviour.
+type Options struct {
+	// Client posts the deliveries; default: 60 s timeout (the real
+	// service's), redirects not followed (a 3xx is a failure).
+	Client *http.Client
+	// Backoff is the wait before retry n (1-based) after attempt n failed;
+	// its length is the number of retries. Default DefaultBackoff.
+	Backoff []time.Duration
+	// Speedup divides every backoff wait (60 turns minutes into seconds);
+	// 0 or 1 keeps them.
+	Speedup int
+	// Poll is the period of the background loop (real time); default 1 s.
+	Poll time.Duration
+	// Parallel is how many receivers (distinct URLs) RunDue posts to at
+	// once; default 4. Deliveries to one URL always go in queue order.
+	Parallel int
+	Logger   zerolog.Logger
+}
+
+// Outbox is the persistent delivery queue. It implements the sandbox's
+// Notifier, Module (control routes) and Runner (background loop).
+type Outbox struct {
+	st   *store.Store
+	clk  clock.Clock
+	opt  Options
+	run  sync.Mutex // one RunDue at a time: nothing is posted twice concurrently
+	kick chan struct{}
+	sent atomic.Int64
+}
+
+// New returns an outbox on st, timed by clk.
+func New(st *store.Store, clk clock.Clock, opt Options) *Outbox {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if opt.Client == nil {
+		opt.Client = &http.Client{
+			Timeout:       60 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	if opt.Backoff == nil {
+		opt.Backoff = DefaultBackoff
+	}
+	if opt.Speedup < 1 {
+		opt.Speedup = 1
+	}
+	if opt.Poll <= 0 {
+		opt.Poll = time.Second
+	}
+	if opt.Parallel < 1 {
+		opt.Parallel = 4
+	}
+	return &Outbox{st: st, clk: clk, opt: opt, kick: make(chan struct{}, 1)}
+}
+
+// Enqueue writes a delivery of body to target in the caller's transaction;
+// it is first tried as soon as the transaction has committed.
+func (o *Outbox) Enqueue(ctx context.Context, tx *store.Tx, target string, body []byte, contentType string) error {
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("outbox: delivery URL %q is not an absolute http(s) URL", redact(target))
+	}
+	if contentType == "" {
+		return fmt.Errorf("outbox: delivery to %s has no content type", redact(target))
+	}
+	id, err := tx.NextSeq(seqName)
+	if err != nil {
+		return err
+	}
+	now := o.clk.Now().UTC()
+	d := Delivery{ID: id, URL: target, ContentType: contentType, Body: body, State: StatePending, CreatedAt: now, NextAt: now}
+	if err := tx.Put(KindPending, "", docID(id), d); err != nil {
+		return err
+	}
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Pending returns the deliveries not yet delivered nor given up, oldest
+// first.
+func (o *Outbox) Pending(ctx context.Context) ([]Delivery, error) { return o.list(ctx, KindPending) }
+
+// Done returns the delivered and failed deliveries, oldest first.
+func (o *Outbox) Done(ctx context.Context) ([]Delivery, error) { return o.list(ctx, KindDone) }
+
+func (o *Outbox) list(ctx context.Context, kind string) ([]Delivery, error) {
+	var out []Delivery
+	err := o.st.Each(ctx, kind, func(_, id string, raw []byte) error {
+		var d Delivery
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("outbox: decode delivery %s: %w", id, err)
+		}
+		out = append(out, d)
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, err
+}
+
+// RunDue posts every pending delivery whose time has come by the sandbox
+// clock and records the outcome; it returns how many were delivered (2xx).
+// Calls are serialised. The error is the first store failure, if any;
+// failed posts are not errors, they are retried later.
+func (o *Outbox) RunDue(ctx context.Context) (int, error) {
+	o.run.Lock()
+	defer o.run.Unlock()
+	pending, err := o.Pending(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := o.clk.Now()
+	// Deliveries to one URL go one after the other, in the order they were
+	// queued; different URLs are served in parallel.
+	var urls []string
+	due := map[string][]Delivery{}
+	for _, d := range pending {
+		if !d.NextAt.After(now) {
+			if _, seen := due[d.URL]; !seen {
+				urls = append(urls, d.URL)
+			}
+			due[d.URL] = append(due[d.URL], d)
+		}
+	}
+	var (
+		wg        sync.WaitGroup
+		sem       = make(chan struct{}, o.opt.Parallel)
+		delivered atomic.Int64
+		errMu     sync.Mutex
+		firstErr  error
+	)
+	for _, u := range urls {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(ds []Delivery) {
+			defer func() { <-sem; wg.Done() }()
+			for _, d := range ds {
+				ok, err := o.attempt(ctx, d)
+				if ok {
+					delivered.Add(1)
+				}
+				if err != nil {
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+				}
+			}
+		}(due[u])
+	}
+	wg.Wait()
+	return int(delivered.Load()), firstErr
+}
+
+// attempt posts d once and stores the outcome.
+func (o *Outbox) attempt(ctx context.Context, d Delivery) (bool, error) {
+	status, perr := o.post(ctx, d)
+	if perr != nil && ctx.Err() != nil {
+		return false, nil // shutting down: not the receiver's fault, try again after the restart
+	}
+	at := o.clk.Now().UTC()
+	d.Attempts++
+	d.LastAt = &at
+	d.LastStatus = status
+	d.LastError = ""
+	ok := perr == nil && status >= 200 && status < 300
+	log := o.opt.Logger.With().Int64("delivery", d.ID).Str("url", redact(d.URL)).Int("attempt", d.Attempts).Logger()
+	switch {
+	case ok:
+		d.State = StateDelivered
+		d.DoneAt = &at
+		log.Debug().Int("status", status).Msg("outbox: delivered")
+	case perr != nil:
+		d.LastError = perr.Error()
+	default:
+		d.LastError = fmt.Sprintf("HTTP %d", status)
+	}
+	if !ok {
+		if d.Attempts > len(o.opt.Backoff) {
+			d.State = StateFailed
+			d.DoneAt = &at
+			log.Warn().Str("error", d.LastError).Msg("outbox: giving up after the last retry")
+		} else {
+			d.NextAt = at.Add(o.opt.Backoff[d.Attempts-1] / time.Duration(o.opt.Speedup))
+			log.Info().Str("error", d.LastError).Time("next_at", d.NextAt).Msg("outbox: delivery failed, will retry")
+		}
+	}
+	err := o.st.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		if d.State == StatePending {
+			return tx.Put(KindPending, "", docID(d.ID), d)
+		}
+		if err := tx.Delete(KindPending, "", docID(d.ID)); err != nil {
+			return err
+		}
+		return tx.Put(KindDone, "", docID(d.ID), d)
+	})
+	if err != nil {
+		return ok, fmt.Errorf("outbox: record attempt %d of delivery %d: %w", d.Attempts, d.ID, err)
+	}
+	if ok {
+		o.sent.Add(1)
+	}
+	return ok, nil
+}
+
+func (o *Outbox) post(ctx context.Context, d Delivery) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Body))
+	if err != nil {
+		return 0, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", d.ContentType)
+	req.Header.Set("User-Agent", "remessa-sandbox-outbox")
+	resp, err := o.opt.Client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is in the delivery already; keep the cause
+		}
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// Delivered is how many deliveries this process has delivered.
+func (o *Outbox) Delivered() int64 { return o.sent.Load() }
+
+// Run delivers in the background until ctx is cancelled: every Poll and
+// right after each Enqueue.
+func (o *Outbox) Run(ctx context.Context) {
+	t := time.NewTicker(o.opt.Poll)
+	defer t.Stop()
+	for {
+		if _, err := o.RunDue(ctx); err != nil && ctx.Err() == nil {
+			o.opt.Logger.Error().Err(err).Msg("outbox: run")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-o.kick:
+			// Let the enqueuing transaction commit first.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// redact drops the user info and query of a URL for logs and errors.
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(URL inválida)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.String()
+}
