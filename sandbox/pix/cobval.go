@@ -165,7 +165,7 @@ func checkCob(v any, s *schema, kind, prefix string, own keyChecker) (*cobInput,
 			d := defaultValidadeApos
 			in.Body.Calendario.ValidadeAposVencimento = &d
 		}
-		vs = append(vs, checkCobVValor(c.Valor, cents, due, err == nil, p)...)
+		vs = append(vs, checkCobVValor(c.Valor, cents, due, err == nil, func(s string) string { return p("valor." + s) })...)
 	} else {
 		if c.Calendario.Expiracao == nil {
 			e := defaultExpiracao
