@@ -234,10 +234,20 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 	for f, hdr := range job.Columns {
 		overrides[strings.TrimPrefix(f, "payer.")] = hdr
 	}
+	// input.key may name a column that also serves another field (a CPF
+	// as the key), so it is looked up apart from the matching.
+	delete(overrides, FKey)
+	required[FKey] = job.KeyHeader == ""
+	specs := fieldSpecs(job.Kind, required)
 	if job.KeyHeader != "" {
-		overrides[FKey] = job.KeyHeader
+		for i := range specs {
+			if specs[i].Name == FKey {
+				specs = append(specs[:i], specs[i+1:]...)
+				break
+			}
+		}
 	}
-	m, err := formats.MatchHeaders(src.Headers, fieldSpecs(job.Kind, required), overrides)
+	m, err := formats.MatchHeaders(src.Headers, specs, overrides)
 	if err != nil {
 		var fe *formats.Error
 		if errors.As(err, &fe) && fe.File == "" {
@@ -260,6 +270,15 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 				vr.byName["\x00"+n] = i
 			}
 		}
+	}
+	if job.KeyHeader != "" {
+		i, ok := vr.lookup(job.KeyHeader)
+		if !ok {
+			return nil, &formats.Error{File: src.File, Sheet: src.Sheet, Row: src.HeaderRow, Header: job.KeyHeader, Code: formats.CodeMissingColumns,
+				Message:   fmt.Sprintf("a coluna da chave %q (input.key) não existe; cabeçalhos encontrados: %s", job.KeyHeader, strings.Join(src.Headers, ", ")),
+				MessageEN: fmt.Sprintf("the key column %q (input.key) does not exist; headers found: %s", job.KeyHeader, strings.Join(src.Headers, ", "))}
+		}
+		vr.col[FKey] = i
 	}
 	if err := vr.bind(); err != nil {
 		return nil, err
@@ -638,6 +657,10 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 		rc.fail("documento_ausente", FDocument, &dc, "CPF/CNPJ do pagador vazio", "payer CPF/CNPJ is empty")
 	} else {
 		doc, restored := formats.RestoreDocument(docRaw)
+		if restored && !isDigits(strings.TrimSuffix(docRaw, ".0")) {
+			// only a number loses its zeros; a masked text was typed short
+			doc, restored = rules.CleanDocument(docRaw), false
+		}
 		switch {
 		case len(doc) == 11 && isDigits(doc):
 			if !rules.ValidCPF(doc) {
@@ -701,6 +724,10 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	cep := ""
 	if cepRaw != "" {
 		c, restored := formats.RestoreCEP(cepRaw)
+		if restored && !(len(cepRaw) == 7 && isDigits(cepRaw)) {
+			// a CEP stored as a number loses one zero (none starts with 00)
+			c, restored = cepRaw, false
+		}
 		if !rules.ValidCEP(c) {
 			rc.fail("cep_invalido", FZipcode, &cc, fmt.Sprintf("CEP %q inválido: 8 dígitos", cepRaw), fmt.Sprintf("invalid CEP %q: 8 digits", cepRaw))
 		} else if restored {

@@ -1,0 +1,325 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// fixedNow is the clock of every test: 22 Nov 2026, 12:00 UTC (09:00 in
+// São Paulo), so "today" is 2026-11-22.
+var fixedNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func testOpts(env map[string]string) LoadOptions {
+	return LoadOptions{Now: func() time.Time { return fixedNow }, Getenv: func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}}
+}
+
+// runCase writes the job and its files into a temp dir, loads and
+// validates, and returns the report.
+func runCase(t *testing.T, job string, files map[string][]byte, env map[string]string) *ValidationReport {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jp := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(jp, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Load(jp, testOpts(env))
+	var v *Validation
+	if err == nil {
+		v, err = Validate(context.Background(), j)
+	}
+	return NewValidationReport("job.yaml", j, v, err)
+}
+
+// found lists what a report says is wrong, in a compact comparable form:
+// "code@row:column" for row errors, "code@Lline:column" for job problems,
+// "code@file" for an unusable input.
+func found(r *ValidationReport) []string {
+	var out []string
+	for _, p := range r.JobProblems {
+		out = append(out, fmt.Sprintf("%s@L%d:%d", p.Code, p.Line, p.Column))
+	}
+	if p := r.FileProblem; p != nil {
+		out = append(out, p.Code+"@file")
+	}
+	for _, n := range r.Notes {
+		if n.Severity == SevError {
+			out = append(out, fmt.Sprintf("%s@%d:%s", n.Code, n.Row, n.Column))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func warnings(r *ValidationReport) []string {
+	var out []string
+	for _, n := range r.Notes {
+		if n.Severity == SevWarning {
+			out = append(out, fmt.Sprintf("%s@%d:%s", n.Code, n.Row, n.Column))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// The base input: columns A..M, two valid rows (2 and 3), due in December.
+const baseHeader = "Código;Nome;CPF;E-mail;Telefone;Logradouro;Número;Bairro;CEP;Cidade;UF;Valor;Vencimento"
+
+var baseRows = []string{
+	"A1;Maria da Conceição;529.982.247-25;maria@example.com;(11) 98765-4321;Rua das Flores;10;Centro;01310-100;São Paulo;SP;150,00;10/12/2026",
+	"A2;João Araújo;111.444.777-35;joao@example.com;(21) 3333-4444;Avenida Brasil;2000;Centro;20040-002;Rio de Janeiro;RJ;200,00;10/12/2026",
+}
+
+// csvWith returns the base CSV with row 2 (or 3) changed: set maps a
+// column letter to a new value.
+func csvWith(changes map[int]map[string]string, extra ...string) []byte {
+	lines := []string{baseHeader}
+	for i, r := range baseRows {
+		cells := strings.Split(r, ";")
+		for col, v := range changes[i+2] {
+			cells[col[0]-'A'] = v
+		}
+		lines = append(lines, strings.Join(cells, ";"))
+	}
+	lines = append(lines, extra...)
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+const carnetJob = `version: 1
+input: {file: in.csv}
+issue:
+  carnets:
+    repeats: 3
+`
+
+func xlsxBytes(t *testing.T, sheet string, rows [][]any) []byte {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	f.SetSheetName("Sheet1", sheet)
+	for i, r := range rows {
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		if err := f.SetSheetRow(sheet, cell, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := f.WriteToBuffer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestCorpus(t *testing.T) {
+	long := strings.Repeat("á", 256)
+	cobvJob := func(extra string) string {
+		return "version: 1\ninput: {file: in.csv}\nissue:\n  cobv:\n    chave: financeiro@example.com\n" + extra
+	}
+	splitJob := func(repasses string, mode string) string {
+		return "version: 1\ninput: {file: in.csv}\nissue:\n  boletos:\n    items:\n      - name: Produto\n        value: R$ 100,00\n        marketplace:\n" + mode + "          repasses:\n" + repasses
+	}
+	const payeeA = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
+	const payeeB = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+	pixRepasses := func(n int, conta func(i int) string) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "        - {tipo: porcentagem, valor: 1%%, cpf: 529.982.247-25, conta: \"%s\"}\n", conta(i))
+		}
+		return b.String()
+	}
+	pixJob := func(minha string, repasses string) string {
+		return "version: 1\nendpoint: {conta: \"1234567\"}\ninput: {file: in.csv}\nissue:\n  cobv:\n    chave: financeiro@example.com\n    split:\n      minha_parte: {tipo: porcentagem, valor: " + minha + "}\n      repasses:\n" + repasses
+	}
+	header2 := []string{"Código", "Nome", "CPF", "Valor", "Vencimento"}
+	xrow := []any{"X1", "Ana Lúcia", "529.982.247-25", 150.5, "10/12/2026"}
+
+	cases := []struct {
+		name  string
+		job   string
+		files map[string][]byte
+		env   map[string]string
+		want  []string
+		exit  int
+	}{
+		// Row problems (exit 1).
+		{name: "cpf check digits", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"C": "529.982.247-26"}})},
+			want: []string{"cpf_invalido@2:C"}, exit: 1},
+		{name: "cnpj check digits", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"C": "11.222.333/0001-82"}})},
+			want: []string{"cnpj_invalido@3:C"}, exit: 1},
+		{name: "alphanumeric cnpj wrong dv", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"C": "12.ABC.345/01DE-36"}})},
+			want: []string{"cnpj_invalido@2:C"}, exit: 1},
+		{name: "document wrong length", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"C": "123456789012345"}})},
+			want: []string{"documento_invalido@2:C"}, exit: 1},
+		{name: "empty document", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"C": ""}})},
+			want: []string{"documento_ausente@3:C"}, exit: 1},
+		{name: "bad email", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"D": "maria@"}})},
+			want: []string{"email_invalido@2:D"}, exit: 1},
+		{name: "bad phone", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"E": "123"}})},
+			want: []string{"telefone_invalido@2:E"}, exit: 1},
+		{name: "bad cep", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"I": "2004-00"}})},
+			want: []string{"cep_invalido@3:I"}, exit: 1},
+		{name: "bad uf", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"K": "XX"}})},
+			want: []string{"uf_invalida@2:K"}, exit: 1},
+		{name: "zero amount", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"L": "0,00"}})},
+			want: []string{"valor_zero@2:L"}, exit: 1},
+		{name: "negative amount", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"L": "-5,00"}})},
+			want: []string{"valor_negativo@3:L"}, exit: 1},
+		{name: "junk amount", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"L": "cento e dez"}})},
+			want: []string{"valor_invalido@2:L"}, exit: 1},
+		{name: "below minimum charge", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"L": "4,99"}})},
+			want: []string{"valor_minimo@2:"}, exit: 1},
+		{name: "past due date", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"M": "01/11/2026"}})},
+			want: []string{"vencimento_passado@2:M"}, exit: 1},
+		{name: "carnet due today", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"M": "22/11/2026"}})},
+			want: []string{"vencimento_passado@3:M"}, exit: 1},
+		{name: "date that does not exist", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"M": "31/02/2027"}})},
+			want: []string{"data_invalida@2:M"}, exit: 1},
+		{name: "oversize name", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"B": long}})},
+			want: []string{"texto_longo@2:B"}, exit: 1},
+		{name: "empty name", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"B": ""}})},
+			want: []string{"nome_ausente@3:B"}, exit: 1},
+		{name: "empty key", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"A": ""}})},
+			want: []string{"chave_ausente@2:A"}, exit: 1},
+		{name: "duplicate key", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"A": "A1"}})},
+			want: []string{"chave_duplicada@3:A"}, exit: 1},
+		{name: "incomplete address", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"H": ""}})},
+			want: []string{"endereco_incompleto@2:"}, exit: 1},
+		{name: "ragged csv row", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(nil, "A3;Só três;campos")},
+			want: []string{"ragged_row@4:"}, exit: 1},
+		{name: "oversize per-row message", job: carnetJob,
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";Mensagem\n" + baseRows[0] + ";" + strings.Repeat("x", 81) + "\n" + baseRows[1] + ";ok\n")},
+			want:  []string{"texto_longo@2:N"}, exit: 1},
+		{name: "bad txid", job: cobvJob(""),
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";txid\n" + baseRows[0] + ";abc-123\n" + baseRows[1] + ";\n")},
+			want:  []string{"txid_invalido@2:N"}, exit: 1},
+		{name: "duplicate txid", job: cobvJob(""),
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";txid\n" + baseRows[0] + ";ABCDEFGHIJKLMNOPQRSTUVWXYZ0123\n" + baseRows[1] + ";ABCDEFGHIJKLMNOPQRSTUVWXYZ0123\n")},
+			want:  []string{"txid_duplicado@3:N"}, exit: 1},
+		{name: "per-row split over 100%", job: "version: 1\ninput: {file: in.csv}\nissue:\n  boletos:\n    items:\n      - name: Produto\n        marketplace:\n          repasses:\n            - {payee_code: " + payeeA + ", percentage: \"{{ .Comissao }}\"}\n            - {payee_code: " + payeeB + ", percentage: 50%}\n",
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";Comissao\n" + baseRows[0] + ";60%\n" + baseRows[1] + ";40%\n")},
+			want:  []string{"marketplace_4@2:"}, exit: 1},
+		{name: "per-row percentage not a number", job: "version: 1\ninput: {file: in.csv}\nissue:\n  boletos:\n    items:\n      - name: Produto\n        marketplace:\n          repasses:\n            - {payee_code: " + payeeA + ", percentage: \"{{ .Comissao }}\"}\n",
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";Comissao\n" + baseRows[0] + ";dez\n" + baseRows[1] + ";10%\n")},
+			want:  []string{"percentual_invalido@2:N"}, exit: 1},
+
+		// Job problems (exit 2), with line and column.
+		{name: "unknown job key", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    parcelas: 3\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"chave_desconhecida@L6:5"}, exit: 2},
+		{name: "wrong type", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: [3]\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"tipo_invalido@L5:14"}, exit: 2},
+		{name: "wrong type for int", job: "version: 1\nconcurrency: muitas\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"tipo_invalido@L2:14"}, exit: 2},
+		{name: "missing section", job: "version: 1\ninput: {file: in.csv}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"campo_obrigatorio@L1:1"}, exit: 2},
+		{name: "empty issue", job: "version: 1\ninput: {file: in.csv}\nissue: {}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"emissao_ausente@L3:8"}, exit: 2},
+		{name: "two kinds", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets: {repeats: 3}\n  boletos: {}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"emissao_multipla@L4:3"}, exit: 2},
+		{name: "undefined variable", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    notification_url: ${WEBHOOK_URL}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"variavel_indefinida@L6:23"}, exit: 2},
+		{name: "literal secret", job: "version: 1\nendpoint:\n  client_secret: s3cr3t\ninput: {file: in.csv}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"credencial_literal@L3:18"}, exit: 2},
+		{name: "version 2", job: "version: 2\ninput: {file: in.csv}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"valor_nao_permitido@L1:10"}, exit: 2},
+		{name: "yaml syntax", job: "version: 1\n\tname: x\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"yaml_invalido@L2:0"}, exit: 2},
+		{name: "repeats 13", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 13\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"parcelas_fora_limite@L5:14"}, exit: 2},
+		{name: "repeats 1", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 1\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"parcelas_fora_limite@L5:14"}, exit: 2},
+		{name: "fine above 10%", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    fine: 12%\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"multa_fora_limite@L6:11"}, exit: 2},
+		{name: "interest with too many decimals", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    interest_per_day: 0,0333%\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"percentual_invalido@L6:23"}, exit: 2},
+		{name: "oversize carnet message", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    message: " + strings.Repeat("m", 81) + "\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"texto_longo@L6:14"}, exit: 2},
+		{name: "slip message five lines", job: "version: 1\ninput: {file: in.csv}\nissue:\n  boletos:\n    message: \"a\\nb\\nc\\nd\\ne\"\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"mensagem_longa@L5:14"}, exit: 2},
+		{name: "constant past first_due", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    first_due: 10/11/2026\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"vencimento_passado@L6:16"}, exit: 2},
+		{name: "split over 100%", job: splitJob("            - {payee_code: "+payeeA+", percentage: 60%}\n            - {payee_code: "+payeeB+", percentage: 50%}\n", ""),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"marketplace_4@L10:13"}, exit: 2},
+		{name: "duplicate payee in split", job: splitJob("            - {payee_code: "+payeeA+", percentage: 10%}\n            - {payee_code: "+payeeA+", percentage: 20%}\n", ""),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"marketplace_10@L11:28"}, exit: 2},
+		{name: "zero percent repasse", job: splitJob("            - {payee_code: "+payeeA+", percentage: 0%}\n", ""),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"marketplace_9@L10:74"}, exit: 2},
+		{name: "fixed split with mode 2", job: splitJob("            - {payee_code: "+payeeA+", fixed: \"R$ 10,00\"}\n", "          mode: 2\n"),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"marketplace_3@L9:17"}, exit: 2},
+		{name: "bad payee code", job: splitJob("            - {payee_code: xyz, percentage: 10%}\n", ""),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"payee_code_invalido@L10:28"}, exit: 2},
+		{name: "more than 20 pix split accounts", job: pixJob("79%", pixRepasses(21, func(i int) string { return fmt.Sprint(100 + i) })),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"pixsplit_contas@L10:9"}, exit: 2},
+		{name: "own account in pix split", job: pixJob("99%", pixRepasses(1, func(int) string { return "1234567" })),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"pixsplit_propriaConta@L10:70"}, exit: 2},
+		{name: "pix split not 100%", job: pixJob("50%", pixRepasses(1, func(int) string { return "7654321" })),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"pixsplit_soma@L8:7"}, exit: 2},
+		{name: "bad pix key", job: "version: 1\ninput: {file: in.csv}\nissue:\n  cobv:\n    chave: não é chave\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"chave_pix_invalida@L5:12"}, exit: 2},
+		{name: "batch size 1001", job: cobvJob("    batch: {size: 1001}\n"),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"lote_fora_limite@L6:19"}, exit: 2},
+		{name: "constant txid", job: cobvJob("    txid: ABCDEFGHIJKLMNOPQRSTUVWXYZ0123\n"),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"txid_constante@L6:11"}, exit: 2},
+		{name: "template names unknown column", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    items:\n      - {name: \"Mensalidade {{ .Turma }}\"}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"coluna_inexistente@L7:16"}, exit: 2},
+		{name: "unknown field in columns", job: "version: 1\ninput: {file: in.csv, columns: {apelido: Nome}}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"campo_desconhecido@L2:42"}, exit: 2},
+		{name: "unknown route in quota", job: "version: 1\nquota: {\"POST /v1/charge\": 100}\ninput: {file: in.csv}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"rota_desconhecida@L2:28"}, exit: 2},
+
+		// Unusable input files (exit 2).
+		{name: "empty file", job: carnetJob, files: map[string][]byte{"in.csv": {}}, want: []string{"empty_file@file"}, exit: 2},
+		{name: "header only", job: carnetJob, files: map[string][]byte{"in.csv": []byte(baseHeader + "\n")}, want: []string{"no_data@file"}, exit: 2},
+		{name: "missing column", job: carnetJob, files: map[string][]byte{"in.csv": []byte("Código;Nome;Valor;Vencimento\nA1;Maria;150,00;10/12/2026\n")},
+			want: []string{"missing_columns@file"}, exit: 2},
+		{name: "missing key column", job: "version: 1\ninput: {file: in.csv, key: Matrícula}\nissue:\n  carnets: {repeats: 3}\n", files: map[string][]byte{"in.csv": csvWith(nil)},
+			want: []string{"missing_columns@file"}, exit: 2},
+		{name: "input not found", job: "version: 1\ninput: {file: nao-existe.csv}\nissue:\n  carnets: {repeats: 3}\n", want: []string{"open@file"}, exit: 2},
+		{name: "wrong sheet", job: "version: 1\ninput: {file: in.xlsx, sheet: Alunos}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.xlsx": xlsxBytes(t, "Planilha1", [][]any{{"Código", "Nome", "CPF", "Valor", "Vencimento"}, xrow})},
+			want:  []string{"sheet_not_found@file"}, exit: 2},
+		{name: "corrupt zip", job: "version: 1\ninput: {file: in.xlsx}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.xlsx": []byte("PK\x03\x04 this is not really a zip file at all")},
+			want:  []string{"corrupt@file"}, exit: 2},
+	}
+	_ = header2
+	if len(cases) < 30 {
+		t.Fatalf("corpus has %d cases, want at least 30", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCase(t, c.job, c.files, c.env)
+			got := found(r)
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				var msgs []string
+				for _, p := range r.JobProblems {
+					msgs = append(msgs, p.Localized("pt"))
+				}
+				if r.FileProblem != nil {
+					msgs = append(msgs, r.FileProblem.Message)
+				}
+				for _, n := range r.Notes {
+					msgs = append(msgs, n.Localized("pt"))
+				}
+				t.Errorf("got %v, want %v\n%s", got, c.want, strings.Join(msgs, "\n"))
+			}
+			if r.ExitCode != c.exit {
+				t.Errorf("exit code %d, want %d", r.ExitCode, c.exit)
+			}
+		})
+	}
+}
