@@ -1,7 +1,6 @@
 package pix_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -78,7 +77,7 @@ func TestSplit(t *testing.T) {
 		_, err := c.CreateSplitConfig(ctx, r)
 		wantProblem(t, err, http.StatusBadRequest, "SplitConfigOperacaoInvalida", prop)
 	}
-	bad(func(r *api.SplitConfigRequest) { r.Split.MinhaParte.Valor = "70.00" }, "")             // 110%
+	bad(func(r *api.SplitConfigRequest) { r.Split.MinhaParte.Valor = "70.00" }, "")               // 110%
 	bad(func(r *api.SplitConfigRequest) { r.Split.Repasses[0].Favorecido.Conta = own.Conta }, "") // own account
 	bad(func(r *api.SplitConfigRequest) { r.Split.Repasses[0].Favorecido.Conta = "99999999" }, "split.repasses[0].favorecido.conta")
 	bad(func(r *api.SplitConfigRequest) { r.Split.DivisaoTarifa = "metade" }, "split.divisaoTarifa")
@@ -491,7 +490,6 @@ func TestWebhooksAndKeys(t *testing.T) {
 	wantProblem(t, err, http.StatusForbidden, "AcessoNegado", "")
 	_, err = ro.PutWebhook(ctx, e.key, "https://example.com")
 	wantProblem(t, err, http.StatusForbidden, "AcessoNegado", "")
-	_ = json.Marshal
 }
 
 func contains(list []string, s string) bool {
