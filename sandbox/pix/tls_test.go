@@ -83,4 +83,3 @@ func startTLS(t *testing.T, dir string) *sandbox.Running {
 	t.Cleanup(func() { _ = rn.Close() })
 	return rn
 }
-
