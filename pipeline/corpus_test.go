@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/xuri/excelize/v2"
+
+	"remessa/pipeline/results"
 )
 
 // fixedNow is the clock of every test: 22 Nov 2026, 12:00 UTC (09:00 in
@@ -321,5 +323,48 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("exit code %d, want %d", r.ExitCode, c.exit)
 			}
 		})
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	// Row 3 repeats row 2's payer, value and due date under another key;
+	// row 2's CPF lost its leading zeros (typed as a number).
+	rows := csvWith(map[int]map[string]string{
+		2: {"C": "191"},                                              // 000.000.001-91
+		3: {"C": "000.000.001-91", "L": "150,00", "M": "10/12/2026"}, // same payer, value, due
+	})
+	r := runCase(t, carnetJob, map[string][]byte{"in.csv": rows}, nil)
+	if got := found(r); len(got) != 0 || r.ExitCode != 0 {
+		t.Fatalf("errors %v exit %d, want a clean validation", got, r.ExitCode)
+	}
+	want := []string{"possivel_duplicata@3:", "zeros_restaurados@2:C"}
+	if got := warnings(r); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("warnings %v, want %v", got, want)
+	}
+}
+
+func TestSkipAndStream(t *testing.T) {
+	// on_invalid does not change validation; the stream gives every row once.
+	rows := csvWith(map[int]map[string]string{2: {"C": "529.982.247-26"}})
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.csv"), rows, 0o644)
+	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(carnetJob+"on_invalid: skip\n"), 0o644)
+	j, err := Load(filepath.Join(dir, "job.yaml"), testOpts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items, refused []int
+	sum, err := ValidateStream(context.Background(), j, Handler{
+		Item:    func(it *Item) error { items = append(items, it.SourceRow); return nil },
+		Refused: func(r *results.Row) error { refused = append(refused, r.SourceRow); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(items) != "[3]" || fmt.Sprint(refused) != "[2]" || sum.Rows != 2 || j.OnInvalid != "skip" {
+		t.Errorf("items %v refused %v rows %d on_invalid %s", items, refused, sum.Rows, j.OnInvalid)
+	}
+	if sum.RefusedCents != 45000 || sum.AcceptedCents != 60000 {
+		t.Errorf("cents refused %d accepted %d, want 3 × 150,00 and 3 × 200,00", sum.RefusedCents, sum.AcceptedCents)
 	}
 }

@@ -35,7 +35,7 @@ var (
 	reRelN    = regexp.MustCompile(`^([+-])\s*(\d{1,4})\s*(d|dia|dias|day|days|w|sem|semana|semanas|week|weeks|m|mes|meses|month|months)$`)
 	reDayOf   = []*regexp.Regexp{
 		regexp.MustCompile(`^dia (\d{1,2}) (?:do|no) (proximo mes|mes que vem|mes seguinte)$`),
-		regexp.MustCompile(`^(?:proximo mes|mes que vem),? dia (\d{1,2})$`),
+		regexp.MustCompile(`^(proximo mes|mes que vem),? dia (\d{1,2})$`),
 		regexp.MustCompile(`^day (\d{1,2}) of (next month)$`),
 		regexp.MustCompile(`^(next month),? day (\d{1,2})$`),
 		regexp.MustCompile(`^dia (\d{1,2}) (?:deste|do|neste|no) (mes atual|este mes|mes)$`),
