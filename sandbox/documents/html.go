@@ -215,3 +215,11 @@ func execPage(w io.Writer, p htmlPage) error {
 	}
 	return nil
 }
+
+// RenderCarnetCoverHTML writes only the cover of a carnet as an HTML page.
+func RenderCarnetCoverHTML(w io.Writer, c Carnet) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	return execPage(w, htmlPage{Title: "Capa do carnê " + strconv.FormatInt(c.CarnetID, 10), Cover: newHTMLCover(c)})
+}
