@@ -45,7 +45,9 @@ func New(source func() (Source, bool), log zerolog.Logger) *Module {
 }
 
 // StaticSource adapts a Source known at construction to New.
-func StaticSource(s Source) func() (Source, bool) { return func() (Source, bool) { return s, s != nil } }
+func StaticSource(s Source) func() (Source, bool) {
+	return func() (Source, bool) { return s, s != nil }
+}
 
 // sourceFrom finds the charges module through the core's module lookup:
 // the function-valued field Deps.Lookup (name → built module), read by
@@ -241,9 +243,12 @@ td.v, th.v { text-align: right; } .status { font-weight: bold; } .note { color: 
 
 type linkPage struct {
 	Title, CustomID, Beneficiary, Status, Total, Card string
-	ChargeID                                         int64
-	Items                                            []struct{ Name, Value string; Amount int64 }
-	Link                                             *struct{ Methods, BilletDiscount, CardDiscount, Conditional, ExpireAt, Message string }
+	ChargeID                                          int64
+	Items                                             []struct {
+		Name, Value string
+		Amount      int64
+	}
+	Link *struct{ Methods, BilletDiscount, CardDiscount, Conditional, ExpireAt, Message string }
 }
 
 func newLinkPage(v charges.SlipView, title string) linkPage {
