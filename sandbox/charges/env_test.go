@@ -55,6 +55,7 @@ type env struct {
 	auth  *auth.Service
 	mod   *Module
 	srv   *httptest.Server
+	url   string
 	note  *fakeNotifier
 	creds auth.Credentials
 	c     *api.Client // first account
@@ -119,8 +120,12 @@ func (e *env) client(id, secret string) *api.Client {
 	return c
 }
 
+// srvURL is the server's address, also after close.
+func (e *env) srvURL() string { return e.url }
+
 func (e *env) close() {
 	if e.srv != nil {
+		e.url = e.srv.URL
 		e.srv.Close()
 		e.srv = nil
 		e.st.Close()
