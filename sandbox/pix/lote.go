@@ -269,8 +269,12 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		return internal(err)
 	}
 	a.lotes[id] = l
-	for _, it := range l.Items {
-		a.claims[it.Txid] = id
+	if old == nil {
+		// A re-PUT does not take back a txid that went on to another batch:
+		// that item is denied when processed.
+		for _, it := range l.Items {
+			a.claims[it.Txid] = id
+		}
 	}
 	m.enqueue(task{kind: taskLote, account: ai.ID, id: id})
 	return nil

@@ -261,3 +261,44 @@ func TestLoteProcessingInvisible(t *testing.T) {
 		t.Logf("location keeps the host of the PUT: %s", page.Cobs[0].Location)
 	}
 }
+
+// TestLoteResentElsewhere: a txid denied in batch A and created in batch
+// B stays B's when A is sent again (A's item is denied).
+func TestLoteResentElsewhere(t *testing.T) {
+	e := start(t, sandbox.Config{})
+	c := e.c
+	its := items(e.key, "again", 2)
+	its[1].Devedor.CPF = "00000000000"
+	if err := c.PutLoteCobV(ctx, "1", api.LoteCobVRequest{Cobsv: its}); err != nil {
+		t.Fatal(err)
+	}
+	if l := waitLote(t, c, "1"); l.Cobsv[1].Status != "NEGADA" {
+		t.Fatalf("%+v", l.Cobsv[1])
+	}
+	fixed := its[1]
+	fixed.Devedor.CPF = "52998224725"
+	if err := c.PutLoteCobV(ctx, "2", api.LoteCobVRequest{Cobsv: []api.LoteCobVItem{fixed}}); err != nil {
+		t.Fatal(err)
+	}
+	waitLote(t, c, "2")
+	// Batch 1 again with the same txids: item 1 now belongs to batch 2.
+	if err := c.PutLoteCobV(ctx, "1", api.LoteCobVRequest{Cobsv: []api.LoteCobVItem{its[0], fixed}}); err != nil {
+		t.Fatal(err)
+	}
+	l := waitLote(t, c, "1")
+	if l.Cobsv[0].Status != "CRIADA" || l.Cobsv[1].Status != "NEGADA" || l.Cobsv[1].Problema.Violacoes[0].Propriedade != "cobsv[1].txid" {
+		t.Fatalf("batch 1 again: %+v %+v", l.Cobsv[0], l.Cobsv[1])
+	}
+	w := window()
+	p2, err := c.ListCobV(ctx, api.ListCobVParams{ListCobParams: api.ListCobParams{ListParams: w}, LoteCobVID: 2})
+	if err != nil || len(p2.Cobs) != 1 || p2.Cobs[0].Txid != fixed.Txid {
+		t.Fatalf("batch 2 list: %v %+v", err, p2)
+	}
+	// Batch 2 can still be re-sent.
+	if err := c.PutLoteCobV(ctx, "2", api.LoteCobVRequest{Cobsv: []api.LoteCobVItem{fixed}}); err != nil {
+		t.Fatal(err)
+	}
+	if l := waitLote(t, c, "2"); l.Cobsv[0].Status != "CRIADA" {
+		t.Fatalf("batch 2 again: %+v", l.Cobsv[0])
+	}
+}
