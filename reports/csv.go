@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/csv"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -14,32 +13,127 @@ import (
 // utf8BOM starts every CSV of the excel dialect, so Excel detects UTF-8.
 const utf8BOM = "\uFEFF"
 
-// csvTables returns the tables written as CSV files, in order.
-func csvTables(r *results.Results, lang string) []table {
-	ts := []table{summaryTable(r, lang), linesTable(r, lang)}
-	if hasParcels(r) {
-		ts = append(ts, parcelsTable(r, lang))
-	}
-	return append(ts, problemsTable(r, lang))
+// csvTable writes one table as CSV in a dialect.
+type csvTable struct {
+	t     table
+	bw    *bufio.Writer
+	cw    *csv.Writer
+	rec   []string
+	excel bool
+	yield func([]cell) error
 }
 
-// WriteCSVFiles writes resumo.csv, linhas.csv, parcelas.csv (carnet jobs)
-// and problemas.csv into dir and returns their paths.
-func WriteCSVFiles(dir string, r *results.Results, opt Options) ([]string, error) {
-	opt, err := opt.normalize()
+func newCSVTable(w io.Writer, t table, opt Options) (*csvTable, error) {
+	c := &csvTable{t: t, bw: bufio.NewWriterSize(w, 64<<10), rec: make([]string, len(t.cols)), excel: opt.CSVDialect != DialectComma}
+	if c.excel {
+		c.bw.WriteString(utf8BOM)
+	}
+	c.cw = csv.NewWriter(c.bw)
+	if c.excel {
+		c.cw.Comma = ';'
+		c.cw.UseCRLF = true
+	}
+	for i, col := range t.cols {
+		c.rec[i] = tr(opt.Lang, col.key)
+	}
+	c.yield = func(cells []cell) error {
+		for i, v := range cells {
+			c.rec[i] = csvValue(v, c.excel)
+		}
+		return c.cw.Write(c.rec)
+	}
+	return c, c.cw.Write(c.rec)
+}
+
+func (c *csvTable) row(row *results.Row) error { return c.t.emit(row, c.yield) }
+
+func (c *csvTable) lines(rows [][]cell) error {
+	for _, r := range rows {
+		if err := c.yield(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *csvTable) flush() error {
+	c.cw.Flush()
+	if err := c.cw.Error(); err != nil {
+		return err
+	}
+	return c.bw.Flush()
+}
+
+// csvSink writes resumo.csv, linhas.csv, parcelas.csv (carnet jobs) and
+// problemas.csv into a directory.
+type csvSink struct {
+	dir    string
+	opt    Options
+	files  []*atomicFile
+	tables []*csvTable
+}
+
+func (s *csvSink) start(h *results.Results) error {
+	for _, t := range rowTables(h.Run.Kind, s.opt.Lang) {
+		f, err := createAtomic(filepath.Join(s.dir, t.file))
+		if err != nil {
+			return err
+		}
+		s.files = append(s.files, f)
+		ct, err := newCSVTable(f, t, s.opt)
+		if err != nil {
+			return err
+		}
+		s.tables = append(s.tables, ct)
+	}
+	return nil
+}
+
+func (s *csvSink) row(row *results.Row) error {
+	for _, t := range s.tables {
+		if err := t.row(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *csvSink) finish(r *results.Results, d *digest) ([]string, error) {
+	summary := filepath.Join(s.dir, FileSummaryCSV)
+	err := writeAtomic(summary, func(w io.Writer) error {
+		ct, err := newCSVTable(w, table{cols: summaryColumns}, s.opt)
+		if err != nil {
+			return err
+		}
+		if err := ct.lines(summaryRows(r, d.own, s.opt.Lang)); err != nil {
+			return err
+		}
+		return ct.flush()
+	})
 	if err != nil {
+		s.abort()
 		return nil, err
 	}
-	var written []string
-	for _, t := range csvTables(r, opt.Lang) {
-		p := filepath.Join(dir, t.file)
-		err := writeAtomic(p, func(f *os.File) error { return writeTableCSV(f, t, opt) })
-		if err != nil {
+	written := []string{summary}
+	for i, t := range s.tables {
+		if err := t.flush(); err != nil {
+			s.abort()
 			return written, err
 		}
-		written = append(written, p)
+		if err := s.files[i].commit(); err != nil {
+			s.abort()
+			return written, err
+		}
+		written = append(written, s.files[i].path)
+		s.files[i] = nil
 	}
 	return written, nil
+}
+
+func (s *csvSink) abort() {
+	for _, f := range s.files {
+		f.abort()
+	}
 }
 
 // WriteCSV writes one report table as CSV to w. name is the file name of the
@@ -49,10 +143,34 @@ func WriteCSV(w io.Writer, name string, r *results.Results, opt Options) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range []table{summaryTable(r, opt.Lang), linesTable(r, opt.Lang), parcelsTable(r, opt.Lang), problemsTable(r, opt.Lang)} {
-		if t.file == name {
-			return writeTableCSV(w, t, opt)
+	if name == FileSummaryCSV {
+		d := newDigest(opt.Lang)
+		for i := range r.Rows {
+			d.add(&r.Rows[i])
 		}
+		ct, err := newCSVTable(w, table{cols: summaryColumns}, opt)
+		if err != nil {
+			return err
+		}
+		if err := ct.lines(summaryRows(r, d.own, opt.Lang)); err != nil {
+			return err
+		}
+		return ct.flush()
+	}
+	for _, t := range []table{linesTable(opt.Lang), parcelsTable(opt.Lang), problemsTable(opt.Lang)} {
+		if t.file != name {
+			continue
+		}
+		ct, err := newCSVTable(w, t, opt)
+		if err != nil {
+			return err
+		}
+		for i := range r.Rows {
+			if err := ct.row(&r.Rows[i]); err != nil {
+				return err
+			}
+		}
+		return ct.flush()
 	}
 	return errUnknownTable(name)
 }
@@ -61,44 +179,6 @@ type errUnknownTable string
 
 func (e errUnknownTable) Error() string {
 	return "reports: tabela CSV desconhecida " + strconv.Quote(string(e)) + " (use resumo.csv, linhas.csv, parcelas.csv ou problemas.csv)"
-}
-
-func writeTableCSV(w io.Writer, t table, opt Options) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	excel := opt.CSVDialect != DialectComma
-	if excel {
-		if _, err := bw.WriteString(utf8BOM); err != nil {
-			return err
-		}
-	}
-	cw := csv.NewWriter(bw)
-	if excel {
-		cw.Comma = ';'
-		cw.UseCRLF = true
-	}
-	rec := make([]string, len(t.cols))
-	for i, c := range t.cols {
-		rec[i] = tr(opt.Lang, c.key)
-	}
-	if err := cw.Write(rec); err != nil {
-		return err
-	}
-	var err error
-	t.rows(func(cells []cell) bool {
-		for i, c := range cells {
-			rec[i] = csvValue(c, excel)
-		}
-		err = cw.Write(rec)
-		return err == nil
-	})
-	if err != nil {
-		return err
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // csvValue renders a cell for a CSV dialect: excel uses the decimal comma and

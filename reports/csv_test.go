@@ -23,7 +23,7 @@ func readCSV(t *testing.T, b []byte, comma rune) [][]string {
 
 func TestCSVExcelDialect(t *testing.T) {
 	dir := t.TempDir()
-	files, err := WriteCSVFiles(dir, carnetFixture(), Options{})
+	files, err := Write(dir, carnetFixture(), Options{Formats: []string{FormatCSV}})
 	if err != nil {
 		t.Fatal(err)
 	}

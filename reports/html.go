@@ -95,6 +95,33 @@ func WriteHTML(w io.Writer, r *results.Results, opt Options) error {
 	if err != nil {
 		return err
 	}
+	_, _, err = runPass(memorySource(r), []sink{&htmlSink{w: w, opt: opt}}, newDigest(opt.Lang))
+	return err
+}
+
+// htmlSink renders the page once the totals are known; the problems come
+// from the digest of the pass.
+type htmlSink struct {
+	w    io.Writer
+	path string // when writing a file
+	opt  Options
+}
+
+func (s *htmlSink) start(*results.Results) error { return nil }
+func (s *htmlSink) row(*results.Row) error       { return nil }
+func (s *htmlSink) abort()                       {}
+
+func (s *htmlSink) finish(r *results.Results, dg *digest) ([]string, error) {
+	if s.path == "" {
+		return nil, renderHTML(s.w, r, dg, s.opt)
+	}
+	if err := writeAtomic(s.path, func(w io.Writer) error { return renderHTML(w, r, dg, s.opt) }); err != nil {
+		return nil, err
+	}
+	return []string{s.path}, nil
+}
+
+func renderHTML(w io.Writer, r *results.Results, dg *digest, opt Options) error {
 	lang := opt.Lang
 	d := htmlData{Lang: lang, ChartW: chartW, BarLabelW: barLabelW, TrackW: chartW - barLabelW - 190, Totals: r.Totals, Complete: r.Run.Complete}
 	d.Title = tr(lang, "title")
@@ -155,7 +182,7 @@ func WriteHTML(w io.Writer, r *results.Results, opt Options) error {
 	}
 
 	// split shares: table per recipient and month, chart per recipient
-	lines := splitLines(r)
+	lines := splitLines(r.Totals, dg.own)
 	totals := map[string]int64{}
 	var order []string
 	own := map[string]bool{}
@@ -186,21 +213,7 @@ func WriteHTML(w io.Writer, r *results.Results, opt Options) error {
 	d.SplitChartH = max(0, len(d.SplitBars)*(barH+barGap)-barGap)
 
 	// problems
-	for i := range r.Rows {
-		row := &r.Rows[i]
-		for _, p := range rowProblems(lang, row) {
-			d.ProblemsTotal++
-			if len(d.Problems) >= maxHTMLProblems {
-				continue
-			}
-			msg, action := problemText(lang, row.Outcome, p)
-			d.Problems = append(d.Problems, htmlProblem{
-				SourceRow: row.SourceRow, Key: row.Key, Payer: row.PayerName, Document: formatDocument(row.PayerDoc),
-				Outcome: tr(lang, outcomeKey(row.Outcome)), OutcomeCode: string(row.Outcome), Cents: row.AmountCents,
-				Code: p.Code, Place: problemPlace(p), Value: p.Value, Message: msg, Action: action,
-			})
-		}
-	}
+	d.Problems, d.ProblemsTotal = dg.problems, dg.problemsTotal
 	d.ProblemsHidden = d.ProblemsTotal - len(d.Problems)
 	d.Generated = formatTimestamp(lang, opt.Now().UTC().Format(time.RFC3339))
 	return htmlTemplate.Execute(w, d)

@@ -41,7 +41,7 @@ func attr(se xml.StartElement, name string) (string, bool) {
 	return "", false
 }
 
-func renderHTML(t *testing.T, r *results.Results, opt Options) []byte {
+func renderPage(t *testing.T, r *results.Results, opt Options) []byte {
 	t.Helper()
 	opt.Now = fixedNow
 	var buf bytes.Buffer
@@ -52,7 +52,7 @@ func renderHTML(t *testing.T, r *results.Results, opt Options) []byte {
 }
 
 func TestHTMLCarnets(t *testing.T) {
-	page := renderHTML(t, carnetFixture(), Options{})
+	page := renderPage(t, carnetFixture(), Options{})
 	els := xmlAttrs(t, page)
 	s := string(page)
 
@@ -132,7 +132,7 @@ func TestHTMLCarnets(t *testing.T) {
 }
 
 func TestHTMLEscapesAndBanners(t *testing.T) {
-	page := string(renderHTML(t, boletoFixture(), Options{}))
+	page := string(renderPage(t, boletoFixture(), Options{}))
 	xmlAttrs(t, []byte(page))
 	if strings.Contains(page, "<script>alert(1)</script>") {
 		t.Error("problem value not escaped")
@@ -146,7 +146,7 @@ func TestHTMLEscapesAndBanners(t *testing.T) {
 	if !strings.Contains(page, `data-outcome="ambiguous" data-rows="1" data-cents="7890"`) {
 		t.Error("ambiguous tally missing")
 	}
-	sb := string(renderHTML(t, cobvFixture(), Options{Lang: "en"}))
+	sb := string(renderPage(t, cobvFixture(), Options{Lang: "en"}))
 	xmlAttrs(t, []byte(sb))
 	for _, text := range []string{`lang="en"`, "SANDBOX — no real money", "Totals reconcile to the cent", "R$ 1,175.49", "Feb 2026", "denied by the service"} {
 		if !strings.Contains(sb, text) {
@@ -162,7 +162,7 @@ func TestHTMLReconciliationDifference(t *testing.T) {
 	r := boletoFixture()
 	r.Totals.In.AmountCents += 250 // a run stage bug: R$ 2,50 unaccounted for
 	r.Totals.In.Rows++
-	page := string(renderHTML(t, r, Options{}))
+	page := string(renderPage(t, r, Options{}))
 	if !strings.Contains(page, "Totais NÃO conferem — diferença: 1 linhas, R$ 2,50") {
 		t.Errorf("difference not shown:\n%s", regexp.MustCompile(`(?s)class="check.*?</div>`).FindString(page))
 	}
@@ -176,7 +176,7 @@ func TestHTMLIncompleteRun(t *testing.T) {
 	r.Run.Complete = false
 	r.Rows[4].Outcome = results.Pending
 	r.Compute()
-	page := string(renderHTML(t, r, Options{}))
+	page := string(renderPage(t, r, Options{}))
 	if !strings.Contains(page, "Execução incompleta") {
 		t.Error("incomplete warning missing")
 	}

@@ -33,3 +33,26 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONStreamingMatchesWholeEncoding(t *testing.T) {
+	empty := boletoFixture()
+	empty.Rows = []results.Row{}
+	empty.Compute()
+	none := boletoFixture()
+	none.Rows = nil
+	for _, r := range []*results.Results{carnetFixture(), cobvFixture(), boletoFixture(), empty, none} {
+		var got, want bytes.Buffer
+		if err := WriteJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("streamed JSON differs from the whole encoding (%d rows)\n got %s\nwant %s", len(r.Rows), got.Bytes(), want.Bytes())
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,26 +29,17 @@ import (
 // rejectedColumn is the header of the column added to the rejected rows.
 func rejectedColumn(lang string) string { return tr(lang, "col_problem") }
 
-// rejectedProblems maps the source row of every refused or denied row to the
-// text of its problems, in lang.
-func rejectedProblems(r *results.Results, lang string) map[int]string {
-	out := map[int]string{}
-	for i := range r.Rows {
-		row := &r.Rows[i]
-		if row.Outcome != results.Refused && row.Outcome != results.Denied {
-			continue
+// rejectedText is the "Problema" cell of a rejected row.
+func rejectedText(lang string, row *results.Row, probs []results.Problem) string {
+	parts := make([]string, 0, len(probs))
+	for _, p := range probs {
+		msg, _ := problemText(lang, row.Outcome, p)
+		if place := problemPlace(p); place != "" {
+			msg = place + ": " + msg
 		}
-		var parts []string
-		for _, p := range rowProblems(lang, row) {
-			msg, _ := problemText(lang, row.Outcome, p)
-			if place := problemPlace(p); place != "" {
-				msg = place + ": " + msg
-			}
-			parts = append(parts, msg+" ["+p.Code+"]")
-		}
-		out[row.SourceRow] = strings.Join(parts, "; ")
+		parts = append(parts, msg+" ["+p.Code+"]")
 	}
-	return out
+	return strings.Join(parts, "; ")
 }
 
 // WriteRejected writes the refused and denied rows of r into dir, in the
@@ -62,13 +54,23 @@ func WriteRejected(dir string, r *results.Results, in InputInfo, opt Options) (s
 	if err != nil {
 		return "", err
 	}
-	want := rejectedProblems(r, opt.Lang)
-	if len(want) == 0 {
+	d := newDigest(opt.Lang)
+	for i := range r.Rows {
+		d.add(&r.Rows[i])
+	}
+	if len(d.rejected) == 0 {
 		return "", nil
 	}
-	if err := checkInputHash(in.Path, r.Run.InputSHA256); err != nil {
+	return writeRejected(dir, r.Run, d.rejected, in, opt)
+}
+
+// writeRejected writes the rows of want (source row -> problem text; the
+// map is emptied as rows are found).
+func writeRejected(dir string, run results.RunInfo, want map[int]string, in InputInfo, opt Options) (string, error) {
+	if err := checkInputHash(in.Path, run.InputSHA256); err != nil {
 		return "", err
 	}
+	want = maps.Clone(want)
 	rd, err := formats.Open(in.Path, formats.Options{Sheet: in.Sheet, MaxRows: -1})
 	if err != nil {
 		return "", fmt.Errorf("linhas rejeitadas: %w", err)
@@ -79,13 +81,13 @@ func WriteRejected(dir string, r *results.Results, in InputInfo, opt Options) (s
 	switch src.Format {
 	case "xlsx":
 		path = filepath.Join(dir, FileRejected+".xlsx")
-		err = writeAtomic(path, func(f *os.File) error { return rejectedXLSX(f, rd, want, opt.Lang) })
+		err = writeAtomic(path, func(f io.Writer) error { return rejectedXLSX(f, rd, want, opt.Lang) })
 	case "csv":
 		path = filepath.Join(dir, FileRejected+".csv")
-		err = writeAtomic(path, func(f *os.File) error { return rejectedCSV(f, rd, want, opt.Lang) })
+		err = writeAtomic(path, func(f io.Writer) error { return rejectedCSV(f, rd, want, opt.Lang) })
 	case "yaml":
 		path = filepath.Join(dir, FileRejected+".yaml")
-		err = writeAtomic(path, func(f *os.File) error { return rejectedYAML(f, rd, want, opt.Lang) })
+		err = writeAtomic(path, func(f io.Writer) error { return rejectedYAML(f, rd, want, opt.Lang) })
 	default:
 		return "", fmt.Errorf("linhas rejeitadas: formato de entrada %q não suportado", src.Format)
 	}
@@ -250,8 +252,7 @@ func rejectedXLSX(w io.Writer, rd formats.Reader, want map[int]string, lang stri
 	if err := sw.Flush(); err != nil {
 		return err
 	}
-	_, err = f.WriteTo(w)
-	return err
+	return saveXLSX(f, w)
 }
 
 // rejectedXLSXCell writes a value back as the input stored it: numbers as

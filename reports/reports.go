@@ -10,6 +10,7 @@
 package reports
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,7 +63,7 @@ type Options struct {
 // InputInfo names the input file a run read, so the rejected rows can be
 // written in its own format and columns.
 type InputInfo struct {
-	Path  string
+	Path  string // empty means the run's own (RunInfo.InputFile)
 	Sheet string // XLSX sheet; empty means the one the run used (the first)
 }
 
@@ -123,80 +124,89 @@ func ParseFormats(s string) ([]string, error) {
 // set and rows were refused or denied, the rejected rows are written too; a
 // failure there is returned after the other reports are written.
 func Write(dir string, r *results.Results, opt Options) ([]string, error) {
-	opt, err := opt.normalize()
-	if err != nil {
-		return nil, err
-	}
 	if r == nil {
 		return nil, fmt.Errorf("reports: sem resultados")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("reports: criar %s: %w", dir, err)
+	written, _, err := write(dir, memorySource(r), opt)
+	return written, err
+}
+
+// WriteFromFile writes the reports of the results.json at path, like Write,
+// decoding its rows one at a time: the memory needed does not grow with the
+// number of rows. It also returns the run's identity and totals (Rows nil),
+// once read.
+func WriteFromFile(dir, path string, opt Options) ([]string, *results.Results, error) {
+	written, r, err := write(dir, fileSource(path), opt)
+	if errors.Is(err, errLayout) {
+		full, lerr := results.Load(path)
+		if lerr != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrBadResults, lerr)
+		}
+		return write(dir, memorySource(full), opt)
 	}
-	var written []string
+	return written, r, err
+}
+
+// ErrNoInput is returned (wrapped, after the other reports are written) when
+// the rejected rows were asked for but the input file is not there.
+var ErrNoInput = errors.New("a planilha de entrada não foi encontrada; as linhas rejeitadas não foram escritas")
+
+func write(dir string, src source, opt Options) ([]string, *results.Results, error) {
+	opt, err := opt.normalize()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("reports: criar %s: %w", dir, err)
+	}
+	var sinks []sink
 	for _, f := range opt.Formats {
 		switch f {
 		case FormatXLSX:
-			p := filepath.Join(dir, FileXLSX)
-			if err := WriteXLSXFile(p, r, opt); err != nil {
-				return written, err
-			}
-			written = append(written, p)
+			sinks = append(sinks, &xlsxSink{path: filepath.Join(dir, FileXLSX), opt: opt})
 		case FormatCSV:
-			ps, err := WriteCSVFiles(dir, r, opt)
-			written = append(written, ps...)
-			if err != nil {
-				return written, err
-			}
+			sinks = append(sinks, &csvSink{dir: dir, opt: opt})
 		case FormatJSON:
-			p := filepath.Join(dir, FileJSON)
-			if err := writeAtomic(p, func(f *os.File) error { return WriteJSON(f, r) }); err != nil {
-				return written, err
-			}
-			written = append(written, p)
+			sinks = append(sinks, &lazyJSON{path: filepath.Join(dir, FileJSON)})
 		case FormatHTML:
-			p := filepath.Join(dir, FileHTML)
-			if err := writeAtomic(p, func(f *os.File) error { return WriteHTML(f, r, opt) }); err != nil {
-				return written, err
-			}
-			written = append(written, p)
+			sinks = append(sinks, &htmlSink{path: filepath.Join(dir, FileHTML), opt: opt})
 		}
 	}
-	if opt.Input != nil {
-		p, err := WriteRejected(dir, r, *opt.Input, opt)
+	d := newDigest(opt.Lang)
+	written, r, err := runPass(src, sinks, d)
+	if err != nil {
+		return written, r, err
+	}
+	if opt.Input != nil && len(d.rejected) > 0 {
+		in := *opt.Input
+		if in.Path == "" {
+			in.Path = r.Run.InputFile
+		}
+		if st, serr := os.Stat(in.Path); in.Path == "" || serr != nil || st.IsDir() {
+			return written, r, fmt.Errorf("reports: %w (%q)", ErrNoInput, in.Path)
+		}
+		p, err := writeRejected(dir, r.Run, d.rejected, in, opt)
 		if p != "" {
 			written = append(written, p)
 		}
 		if err != nil {
-			return written, err
+			return written, r, err
 		}
 	}
-	return written, nil
+	return written, r, nil
 }
 
-// writeAtomic writes path through fn into a temporary file in the same
-// directory and renames it into place.
-func writeAtomic(path string, fn func(f *os.File) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("reports: criar %s: %w", filepath.Dir(path), err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+// lazyJSON is a jsonSink that opens its file at start.
+type lazyJSON struct {
+	jsonSink
+	path string
+}
+
+func (s *lazyJSON) start(h *results.Results) error {
+	f, err := createAtomic(s.path)
 	if err != nil {
-		return fmt.Errorf("reports: criar %s: %w", path, err)
+		return err
 	}
-	tmp := f.Name()
-	if err := fn(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("reports: escrever %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("reports: escrever %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("reports: escrever %s: %w", path, err)
-	}
-	return nil
+	s.file, s.w = f, f
+	return s.jsonSink.start(h)
 }

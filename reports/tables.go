@@ -38,13 +38,14 @@ type column struct {
 	width float64
 }
 
-// table is one report table (an XLSX sheet, a CSV file). rows calls yield
-// once per line; the slice is reused between calls.
+// table is one report table (an XLSX sheet, a CSV file) fed one input row
+// at a time: emit calls yield once per line the row gives (none, one, or
+// one per parcel or problem); the slice is reused between calls.
 type table struct {
 	file  string // CSV file name
 	sheet string // label key of the XLSX sheet
 	cols  []column
-	rows  func(yield func([]cell) bool)
+	emit  func(row *results.Row, yield func([]cell) error) error
 }
 
 // linesColumns are the columns of the Linhas table (one line per input row).
@@ -220,11 +221,10 @@ func problemPlace(p results.Problem) string {
 	return p.Field
 }
 
-func linesTable(r *results.Results, lang string) table {
-	return table{file: "linhas.csv", sheet: "rows", cols: linesColumns, rows: func(yield func([]cell) bool) {
-		buf := make([]cell, len(linesColumns))
-		for i := range r.Rows {
-			row := &r.Rows[i]
+func linesTable(lang string) table {
+	buf := make([]cell, len(linesColumns))
+	return table{file: FileLinesCSV, sheet: "rows", cols: linesColumns, emit: func(row *results.Row, yield func([]cell) error) error {
+		{
 			codes, msgs := rowError(lang, row)
 			buf = append(buf[:0],
 				integer(int64(row.SourceRow)),
@@ -249,9 +249,7 @@ func linesTable(r *results.Results, lang string) table {
 				text(codes),
 				text(msgs),
 			)
-			if !yield(buf) {
-				return
-			}
+			return yield(buf)
 		}
 	}}
 }
@@ -266,11 +264,10 @@ func splitSum(s []results.Share) (sum int64, any bool) {
 	return sum, any
 }
 
-func parcelsTable(r *results.Results, lang string) table {
-	return table{file: "parcelas.csv", sheet: "parcels", cols: parcelsColumns, rows: func(yield func([]cell) bool) {
-		buf := make([]cell, len(parcelsColumns))
-		for i := range r.Rows {
-			row := &r.Rows[i]
+func parcelsTable(lang string) table {
+	buf := make([]cell, len(parcelsColumns))
+	return table{file: FileParcelsCSV, sheet: "parcels", cols: parcelsColumns, emit: func(row *results.Row, yield func([]cell) error) error {
+		{
 			for _, p := range row.Parcels {
 				split := text("")
 				if sum, ok := splitSum(p.Split); ok {
@@ -293,33 +290,29 @@ func parcelsTable(r *results.Results, lang string) table {
 					text(p.PDF),
 					split,
 				)
-				if !yield(buf) {
-					return
+				if err := yield(buf); err != nil {
+					return err
 				}
 			}
 		}
+		return nil
 	}}
 }
 
-// hasParcels reports whether any row has parcels (the Parcelas table is
-// written for carnet jobs, or whenever parcels exist).
-func hasParcels(r *results.Results) bool {
-	if r.Run.Kind == results.Carnets {
-		return true
+// rowTables returns the tables fed row by row: Linhas, Parcelas (carnet
+// jobs only) and Problemas.
+func rowTables(kind results.Kind, lang string) []table {
+	ts := []table{linesTable(lang)}
+	if kind == results.Carnets {
+		ts = append(ts, parcelsTable(lang))
 	}
-	for i := range r.Rows {
-		if len(r.Rows[i].Parcels) > 0 {
-			return true
-		}
-	}
-	return false
+	return append(ts, problemsTable(lang))
 }
 
-func problemsTable(r *results.Results, lang string) table {
-	return table{file: "problemas.csv", sheet: "problems", cols: problemsColumns, rows: func(yield func([]cell) bool) {
-		buf := make([]cell, len(problemsColumns))
-		for i := range r.Rows {
-			row := &r.Rows[i]
+func problemsTable(lang string) table {
+	buf := make([]cell, len(problemsColumns))
+	return table{file: FileProblemsCSV, sheet: "problems", cols: problemsColumns, emit: func(row *results.Row, yield func([]cell) error) error {
+		{
 			for _, p := range rowProblems(lang, row) {
 				msg, action := problemText(lang, row.Outcome, p)
 				buf = append(buf[:0],
@@ -337,11 +330,12 @@ func problemsTable(r *results.Results, lang string) table {
 					text(msg),
 					text(action),
 				)
-				if !yield(buf) {
-					return
+				if err := yield(buf); err != nil {
+					return err
 				}
 			}
 		}
+		return nil
 	}}
 }
 
@@ -438,29 +432,14 @@ type splitLine struct {
 }
 
 // splitLines flattens Totals.SplitByRecipient in recipient then month
-// order, the issuing account's own share first. Own recipients are those
-// marked Own in any row's split.
-func splitLines(r *results.Results) []splitLine {
-	if len(r.Totals.SplitByRecipient) == 0 {
+// order, the issuing account's own share first. own holds the recipients
+// marked Own in the rows' splits.
+func splitLines(t results.Totals, own map[string]bool) []splitLine {
+	if len(t.SplitByRecipient) == 0 {
 		return nil
 	}
-	own := map[string]bool{}
-	for i := range r.Rows {
-		for _, s := range r.Rows[i].Split {
-			if s.Own {
-				own[s.Recipient] = true
-			}
-		}
-		for _, p := range r.Rows[i].Parcels {
-			for _, s := range p.Split {
-				if s.Own {
-					own[s.Recipient] = true
-				}
-			}
-		}
-	}
-	recips := make([]string, 0, len(r.Totals.SplitByRecipient))
-	for k := range r.Totals.SplitByRecipient {
+	recips := make([]string, 0, len(t.SplitByRecipient))
+	for k := range t.SplitByRecipient {
 		recips = append(recips, k)
 	}
 	sort.Slice(recips, func(i, j int) bool {
@@ -471,7 +450,7 @@ func splitLines(r *results.Results) []splitLine {
 	})
 	var out []splitLine
 	for _, rc := range recips {
-		m := r.Totals.SplitByRecipient[rc]
+		m := t.SplitByRecipient[rc]
 		for _, mo := range sortedMonths(m) {
 			out = append(out, splitLine{rc, own[rc], mo, m[mo]})
 		}
@@ -486,41 +465,33 @@ func recipientLabel(lang string, s splitLine) string {
 	return s.Recipient
 }
 
-func summaryTable(r *results.Results, lang string) table {
-	return table{file: "resumo.csv", sheet: "summary", cols: summaryColumns, rows: func(yield func([]cell) bool) {
-		none := text("")
-		emit := func(c ...cell) bool { return yield(c) }
-		sec := tr(lang, "sec_run")
-		for _, f := range runFields(lang, r.Run, false) {
-			if !emit(text(sec), text(f[0]), none, none, text(""), text(f[1])) {
-				return
-			}
+// summaryRows is resumo.csv: the run identity, the totals, the
+// reconciliation, amounts by due month and split shares, as flat lines.
+func summaryRows(r *results.Results, own map[string]bool, lang string) [][]cell {
+	none := text("")
+	var out [][]cell
+	emit := func(c ...cell) { out = append(out, c) }
+	sec := tr(lang, "sec_run")
+	for _, f := range runFields(lang, r.Run, false) {
+		emit(text(sec), text(f[0]), none, none, none, text(f[1]))
+	}
+	sec = tr(lang, "sec_totals")
+	for _, t := range tallies(r.Totals) {
+		emit(text(sec), text(tr(lang, t.key)), none, integer(int64(t.t.Rows)), money(t.t.AmountCents), none)
+	}
+	_, sentence := reconciliation(lang, r.Totals)
+	emit(text(tr(lang, "sec_check")), text("reconciles"), none, none, none, text(sentence))
+	sec = tr(lang, "sec_month")
+	for _, m := range sortedMonths(r.Totals.IssuedByDueMonth) {
+		emit(text(sec), none, text(m), none, money(r.Totals.IssuedByDueMonth[m]), none)
+	}
+	sec = tr(lang, "sec_split")
+	for _, s := range splitLines(r.Totals, own) {
+		t := ""
+		if s.Own {
+			t = tr(lang, "own_account")
 		}
-		sec = tr(lang, "sec_totals")
-		for _, t := range tallies(r.Totals) {
-			if !emit(text(sec), text(tr(lang, t.key)), none, integer(int64(t.t.Rows)), money(t.t.AmountCents), none) {
-				return
-			}
-		}
-		_, sentence := reconciliation(lang, r.Totals)
-		if !emit(text(tr(lang, "sec_check")), text("reconciles"), none, none, text(""), text(sentence)) {
-			return
-		}
-		sec = tr(lang, "sec_month")
-		for _, m := range sortedMonths(r.Totals.IssuedByDueMonth) {
-			if !emit(text(sec), none, text(m), none, money(r.Totals.IssuedByDueMonth[m]), none) {
-				return
-			}
-		}
-		sec = tr(lang, "sec_split")
-		for _, s := range splitLines(r) {
-			t := ""
-			if s.Own {
-				t = tr(lang, "own_account")
-			}
-			if !emit(text(sec), text(s.Recipient), text(s.Month), none, money(s.Cents), text(t)) {
-				return
-			}
-		}
-	}}
+		emit(text(sec), text(s.Recipient), text(s.Month), none, money(s.Cents), text(t))
+	}
+	return out
 }

@@ -1,9 +1,11 @@
 package reports
 
 import (
+	"archive/zip"
+	"bufio"
+	"compress/flate"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/xuri/excelize/v2"
@@ -78,91 +80,163 @@ func newXLSXStyles(f *excelize.File) (*xlsxStyles, error) {
 	return s, nil
 }
 
-// WriteXLSXFile writes the XLSX report to path (through a temporary file).
-func WriteXLSXFile(path string, r *results.Results, opt Options) error {
-	return writeAtomic(path, func(f *os.File) error { return WriteXLSX(f, r, opt) })
+// xlsxSink writes the XLSX report: sheets Resumo, Linhas, Parcelas (carnet
+// jobs) and Problemas (Summary, Rows, Parcels, Problems in English). The
+// row sheets are streamed, so memory stays flat with the number of rows.
+type xlsxSink struct {
+	w      io.Writer
+	path   string // when writing a file
+	opt    Options
+	f      *excelize.File
+	st     *xlsxStyles
+	sheets []*xlsxTable
 }
 
-// WriteXLSX writes the XLSX report to w: sheets Resumo, Linhas, Parcelas
-// (carnet jobs) and Problemas (Summary, Rows, Parcels, Problems in English).
-// Big sheets are streamed, so memory stays flat with the number of rows.
+// xlsxTable is one streamed sheet.
+type xlsxTable struct {
+	t     table
+	sw    *excelize.StreamWriter
+	vals  []any
+	line  int
+	st    *xlsxStyles
+	yield func([]cell) error
+}
+
+func (s *xlsxSink) start(h *results.Results) error {
+	s.f = excelize.NewFile()
+	var err error
+	if s.st, err = newXLSXStyles(s.f); err != nil {
+		return err
+	}
+	if err := s.f.SetSheetName("Sheet1", tr(s.opt.Lang, "summary")); err != nil {
+		return err
+	}
+	for _, t := range rowTables(h.Run.Kind, s.opt.Lang) {
+		x, err := newXLSXTable(s.f, tr(s.opt.Lang, t.sheet), s.st, t, s.opt.Lang)
+		if err != nil {
+			return fmt.Errorf("planilha %s: %w", tr(s.opt.Lang, t.sheet), err)
+		}
+		s.sheets = append(s.sheets, x)
+	}
+	return nil
+}
+
+func (s *xlsxSink) row(row *results.Row) error {
+	for _, x := range s.sheets {
+		if err := x.t.emit(row, x.yield); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *xlsxSink) finish(r *results.Results, d *digest) ([]string, error) {
+	defer s.abort()
+	for _, x := range s.sheets {
+		if err := x.close(); err != nil {
+			return nil, err
+		}
+	}
+	summary := tr(s.opt.Lang, "summary")
+	if err := writeXLSXSummary(s.f, summary, s.st, r, d, s.opt); err != nil {
+		return nil, fmt.Errorf("planilha %s: %w", summary, err)
+	}
+	if s.path == "" {
+		return nil, saveXLSX(s.f, s.w)
+	}
+	if err := writeAtomic(s.path, func(w io.Writer) error { return saveXLSX(s.f, w) }); err != nil {
+		return nil, err
+	}
+	return []string{s.path}, nil
+}
+
+func (s *xlsxSink) abort() {
+	if s.f != nil {
+		s.f.Close() // removes the stream writers' temporary files
+		s.f = nil
+	}
+}
+
+// WriteXLSXFile writes the XLSX report to path (through a temporary file).
+func WriteXLSXFile(path string, r *results.Results, opt Options) error {
+	opt, err := opt.normalize()
+	if err != nil {
+		return err
+	}
+	_, _, err = runPass(memorySource(r), []sink{&xlsxSink{path: path, opt: opt}}, newDigest(opt.Lang))
+	return err
+}
+
+// WriteXLSX writes the XLSX report to w.
 func WriteXLSX(w io.Writer, r *results.Results, opt Options) error {
 	opt, err := opt.normalize()
 	if err != nil {
 		return err
 	}
-	f := excelize.NewFile()
-	defer f.Close()
-	st, err := newXLSXStyles(f)
-	if err != nil {
-		return err
-	}
-	summary := tr(opt.Lang, "summary")
-	if err := f.SetSheetName("Sheet1", summary); err != nil {
-		return err
-	}
-	if err := writeXLSXSummary(f, summary, st, r, opt); err != nil {
-		return fmt.Errorf("planilha %s: %w", summary, err)
-	}
-	tables := []table{linesTable(r, opt.Lang)}
-	if hasParcels(r) {
-		tables = append(tables, parcelsTable(r, opt.Lang))
-	}
-	tables = append(tables, problemsTable(r, opt.Lang))
-	for _, t := range tables {
-		name := tr(opt.Lang, t.sheet)
-		if _, err := f.NewSheet(name); err != nil {
-			return err
-		}
-		if err := writeXLSXTable(f, name, st, t, opt.Lang); err != nil {
-			return fmt.Errorf("planilha %s: %w", name, err)
-		}
-	}
-	f.SetActiveSheet(0)
-	_, err = f.WriteTo(w)
+	_, _, err = runPass(memorySource(r), []sink{&xlsxSink{w: w, opt: opt}}, newDigest(opt.Lang))
 	return err
 }
 
-func writeXLSXTable(f *excelize.File, sheet string, st *xlsxStyles, t table, lang string) error {
+// saveXLSX zips the workbook straight into w (excelize's WriteTo would build
+// the whole file in memory first), with fast compression.
+func saveXLSX(f *excelize.File, w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	f.SetZipWriter(func(io.Writer) excelize.ZipWriter {
+		zw := zip.NewWriter(bw)
+		zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+			return flate.NewWriter(out, flate.BestSpeed)
+		})
+		return zw
+	})
+	if _, err := f.WriteTo(io.Discard); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func newXLSXTable(f *excelize.File, sheet string, st *xlsxStyles, t table, lang string) (*xlsxTable, error) {
+	if _, err := f.NewSheet(sheet); err != nil {
+		return nil, err
+	}
 	sw, err := f.NewStreamWriter(sheet)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i, c := range t.cols {
 		if err := sw.SetColWidth(i+1, i+1, c.width); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
 		Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}}}); err != nil {
-		return err
+		return nil, err
 	}
-	vals := make([]any, len(t.cols))
+	x := &xlsxTable{t: t, sw: sw, vals: make([]any, len(t.cols)), line: 1, st: st}
 	for i, c := range t.cols {
-		vals[i] = excelize.Cell{StyleID: st.header, Value: tr(lang, c.key)}
+		x.vals[i] = excelize.Cell{StyleID: st.header, Value: tr(lang, c.key)}
 	}
-	if err := sw.SetRow("A1", vals, excelize.RowOpts{Height: 30}); err != nil {
-		return err
+	if err := sw.SetRow("A1", x.vals, excelize.RowOpts{Height: 30}); err != nil {
+		return nil, err
 	}
-	row := 1
-	t.rows(func(cells []cell) bool {
-		row++
+	x.yield = func(cells []cell) error {
+		x.line++
 		for i, c := range cells {
-			vals[i] = xlsxCell(c, st)
+			x.vals[i] = xlsxCell(c, st)
 		}
-		ref, _ := excelize.CoordinatesToCellName(1, row)
-		err = sw.SetRow(ref, vals)
-		return err == nil
-	})
-	if err != nil {
-		return err
+		ref, _ := excelize.CoordinatesToCellName(1, x.line)
+		return x.sw.SetRow(ref, x.vals)
 	}
-	last, _ := excelize.CoordinatesToCellName(len(t.cols), max(row, 2))
+	return x, nil
+}
+
+// close adds the table (autofilter) over the data and flushes the sheet.
+func (x *xlsxTable) close() error {
+	last, _ := excelize.CoordinatesToCellName(len(x.t.cols), max(x.line, 2))
 	show := true
-	if err := sw.AddTable(&excelize.Table{Range: "A1:" + last, Name: tr("en", t.sheet), StyleName: "TableStyleLight1", ShowRowStripes: &show}); err != nil {
+	if err := x.sw.AddTable(&excelize.Table{Range: "A1:" + last, Name: tr("en", x.t.sheet), StyleName: "TableStyleLight1", ShowRowStripes: &show}); err != nil {
 		return err
 	}
-	return sw.Flush()
+	return x.sw.Flush()
 }
 
 // xlsxCell turns a report cell into a typed, styled excelize cell; an empty
@@ -193,7 +267,7 @@ func xlsxCell(c cell, st *xlsxStyles) any {
 // writeXLSXSummary lays the Resumo sheet out for people: title, service
 // banner, run identity, totals with the reconciliation, amounts by due month
 // and split shares.
-func writeXLSXSummary(f *excelize.File, sheet string, st *xlsxStyles, r *results.Results, opt Options) error {
+func writeXLSXSummary(f *excelize.File, sheet string, st *xlsxStyles, r *results.Results, d *digest, opt Options) error {
 	lang := opt.Lang
 	row := 1
 	var err error
@@ -270,7 +344,7 @@ func writeXLSXSummary(f *excelize.File, sheet string, st *xlsxStyles, r *results
 		}
 		row++
 	}
-	if lines := splitLines(r); len(lines) > 0 {
+	if lines := splitLines(r.Totals, d.own); len(lines) > 0 {
 		set("A", tr(lang, "split"), st.bold)
 		row++
 		set("A", tr(lang, "recipient"), st.header)

@@ -1,12 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
-	"remessa/pipeline/results"
 	"remessa/reports"
 )
 
@@ -21,21 +20,21 @@ func init() {
 
 func runReport(args []string, stdout, stderr io.Writer) int {
 	c := commands["report"]
-	fs := newFlagSet(c, stdout, stderr)
-	lang := fs.String("lang", "pt", "idioma dos rótulos: pt ou en")
-	formatList := fs.String("formats", "xlsx,csv,json,html", "formatos, separados por vírgula")
-	dialect := fs.String("csv-dialect", reports.DialectExcel, "CSV: excel (UTF-8 com BOM, ';') ou comma (UTF-8, ',')")
-	out := fs.String("out", "", "pasta dos relatórios (padrão RUNDIR/reports)")
-	input := fs.String("input", "", "planilha de entrada, para as linhas rejeitadas (padrão: a que a execução leu)")
-	sheet := fs.String("sheet", "", "aba da planilha de entrada (XLSX)")
-	noRejected := fs.Bool("no-rejected", false, "não escrever as linhas rejeitadas")
-	pos, code, ok := parseFlags(fs, args)
+	flags := newFlagSet(c, stdout, stderr)
+	lang := flags.String("lang", "pt", "idioma dos rótulos: pt ou en")
+	formatList := flags.String("formats", "xlsx,csv,json,html", "formatos, separados por vírgula")
+	dialect := flags.String("csv-dialect", reports.DialectExcel, "CSV: excel (UTF-8 com BOM, ';') ou comma (UTF-8, ',')")
+	out := flags.String("out", "", "pasta dos relatórios (padrão RUNDIR/reports)")
+	input := flags.String("input", "", "planilha de entrada, para as linhas rejeitadas (padrão: a que a execução leu)")
+	sheet := flags.String("sheet", "", "aba da planilha de entrada (XLSX)")
+	noRejected := flags.Bool("no-rejected", false, "não escrever as linhas rejeitadas")
+	pos, code, ok := parseFlags(flags, args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "remessa report: informe uma pasta de execução (RUNDIR)")
-		fs.Usage()
+		flags.Usage()
 		return exitUsage
 	}
 	formatsList, err := reports.ParseFormats(*formatList)
@@ -52,32 +51,25 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	runDir := pos[0]
-	r, err := results.Load(filepath.Join(runDir, "results.json"))
-	if err != nil {
-		fmt.Fprintln(stderr, "remessa report:", err)
-		return exitUsage
-	}
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join(runDir, "reports")
 	}
 	opt := reports.Options{Formats: formatsList, Lang: *lang, CSVDialect: *dialect}
-	if !*noRejected && (r.Totals.Refused.Rows > 0 || r.Totals.Denied.Rows > 0) {
-		path := *input
-		if path == "" {
-			path = r.Run.InputFile
-		}
-		if _, err := os.Stat(path); path != "" && err == nil {
-			opt.Input = &reports.InputInfo{Path: path, Sheet: *sheet}
-		} else {
-			fmt.Fprintf(stderr, "remessa report: aviso: entrada %q não encontrada; as linhas rejeitadas não serão escritas (use --input)\n", path)
-		}
+	if !*noRejected {
+		opt.Input = &reports.InputInfo{Path: *input, Sheet: *sheet}
 	}
-	written, err := reports.Write(dir, r, opt)
+	written, r, err := reports.WriteFromFile(dir, filepath.Join(runDir, "results.json"), opt)
 	for _, p := range written {
 		fmt.Fprintln(stdout, p)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, reports.ErrNoInput):
+		fmt.Fprintf(stderr, "remessa report: aviso: %v; use --input\n", err)
+	case errors.Is(err, reports.ErrBadResults):
+		fmt.Fprintln(stderr, "remessa report:", err)
+		return exitUsage
+	case err != nil:
 		fmt.Fprintln(stderr, "remessa report:", err)
 		return exitInternal
 	}
