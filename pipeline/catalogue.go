@@ -44,6 +44,31 @@ const (
 	FMessage       = "message"
 )
 
+// Field ordinals, in Catalogue order (used on the per-row path instead of
+// map lookups by name).
+const (
+	iKey = iota
+	iName
+	iDocument
+	iEmail
+	iPhone
+	iBirth
+	iStreet
+	iNumber
+	iNeighborhood
+	iZipcode
+	iCity
+	iState
+	iComplement
+	iCorporateName
+	iValue
+	iDueDate
+	iDescription
+	iTxid
+	iMessage
+	numFields
+)
+
 // Catalogue is every field, in template column order.
 var Catalogue = []Field{
 	{ID: FKey, Label: "Código", LabelEN: "Key", Type: "key",

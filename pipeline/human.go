@@ -138,5 +138,3 @@ func dayInMonth(today time.Time, months, day int) time.Time {
 func daysIn(y int, m time.Month) int {
 	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
-
-func isoDate(t time.Time) string { return t.Format("2006-01-02") }

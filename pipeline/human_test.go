@@ -145,3 +145,16 @@ func TestSeenSet(t *testing.T) {
 func newSeed() maphash.Seed { return maphash.MakeSeed() }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestFieldOrdinals(t *testing.T) {
+	ids := []string{FKey, FName, FDocument, FEmail, FPhone, FBirth, FStreet, FNumber, FNeighborhood, FZipcode, FCity, FState, FComplement, FCorporateName, FValue, FDueDate, FDescription, FTxid, FMessage}
+	ords := []int{iKey, iName, iDocument, iEmail, iPhone, iBirth, iStreet, iNumber, iNeighborhood, iZipcode, iCity, iState, iComplement, iCorporateName, iValue, iDueDate, iDescription, iTxid, iMessage}
+	if len(Catalogue) != numFields {
+		t.Fatalf("%d catalogue fields, %d ordinals", len(Catalogue), numFields)
+	}
+	for k, id := range ids {
+		if Catalogue[ords[k]].ID != id {
+			t.Errorf("ordinal %d is %s, want %s", ords[k], Catalogue[ords[k]].ID, id)
+		}
+	}
+}

@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -211,6 +211,30 @@ type rowValidator struct {
 	triples *seenSet
 	tmplAny bool
 	own     string
+	hash    maphash.Hash
+	cols    [numFields]int // column index per field ordinal, -1 when absent
+	modc    map[*PixModSpec]Modalidade
+	dates   map[int64]string
+}
+
+// isoDate is isoDate with a small cache: due dates repeat across rows.
+func (vr *rowValidator) isoDate(t time.Time) string {
+	k := t.Unix() / 86400
+	if s, ok := vr.dates[k]; ok {
+		return s
+	}
+	s := isoDate(t)
+	if len(vr.dates) < 4096 {
+		vr.dates[k] = s
+	}
+	return s
+}
+
+func nonZero(h uint64) uint64 {
+	if h == 0 {
+		return 1
+	}
+	return h
 }
 
 func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
@@ -258,6 +282,9 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 	seed := maphash.MakeSeed()
 	vr := &rowValidator{job: job, kind: job.Kind, src: src, col: m.ByField, byName: map[string]int{},
 		keys: newSeenSet(seed), triples: newSeenSet(seed), own: job.Endpoint.PayeeCode}
+	vr.hash.SetSeed(seed)
+	vr.modc = map[*PixModSpec]Modalidade{}
+	vr.dates = map[int64]string{}
 	if job.Kind == results.Cobv {
 		vr.txids = newSeenSet(seed)
 	}
@@ -279,6 +306,12 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 				MessageEN: fmt.Sprintf("the key column %q (input.key) does not exist; headers found: %s", job.KeyHeader, strings.Join(src.Headers, ", "))}
 		}
 		vr.col[FKey] = i
+	}
+	for fi, f := range Catalogue {
+		vr.cols[fi] = -1
+		if i, ok := vr.col[f.ID]; ok {
+			vr.cols[fi] = i
+		}
 	}
 	if err := vr.bind(); err != nil {
 		return nil, err
@@ -448,9 +481,9 @@ type rowCtx struct {
 	key   string
 }
 
-func (rc *rowCtx) cell(field string) (formats.Cell, bool) {
-	i, ok := rc.vr.col[field]
-	if !ok {
+func (rc *rowCtx) cell(fi int) (formats.Cell, bool) {
+	i := rc.vr.cols[fi]
+	if i < 0 {
 		return formats.Cell{}, false
 	}
 	c := rc.row.Get(i)
@@ -460,12 +493,12 @@ func (rc *rowCtx) cell(field string) (formats.Cell, bool) {
 	return c, true
 }
 
-func (rc *rowCtx) text(field string) (string, formats.Cell) {
-	c, ok := rc.cell(field)
+func (rc *rowCtx) text(fi int) (string, formats.Cell) {
+	c, ok := rc.cell(fi)
 	if !ok {
 		return "", c
 	}
-	return strings.TrimSpace(c.Value), c
+	return c.Value, c
 }
 
 func (rc *rowCtx) note(sev, code, field string, c *formats.Cell, value, pt, en string) {
@@ -534,7 +567,7 @@ func (rc *rowCtx) get(v *Value) (any, bool) {
 		if c.Kind == formats.KindNumber && isMoneyParser(v) {
 			// a numeric cell is a plain decimal with a dot
 			if cents, err := formats.ParseMoneyCell(c); err == nil {
-				s = rules.FormatPixAmount(cents)
+				s = pixAmount(cents)
 			}
 		}
 	} else {
@@ -579,7 +612,7 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 	rc := &rowCtx{vr: vr, row: row, index: index}
 	it := &Item{Index: index, SourceRow: row.Number}
 
-	key, kc := rc.text(FKey)
+	key, kc := rc.text(iKey)
 	rc.key = key
 	it.Key = key
 	if key == "" {
@@ -600,8 +633,14 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 	}
 
 	if rc.errs == 0 && it.PayerDoc != "" {
-		triple := it.PayerDoc + "\x00" + strconv.FormatInt(it.AmountCents, 10) + "\x00" + isoDate(it.DueDate)
-		if first := vr.triples.add(triple, row.Number); first != 0 {
+		h := &vr.hash
+		h.Reset()
+		h.WriteString(it.PayerDoc)
+		var nb [16]byte
+		binary.LittleEndian.PutUint64(nb[:8], uint64(it.AmountCents))
+		binary.LittleEndian.PutUint64(nb[8:], uint64(it.DueDate.Unix()))
+		h.Write(nb[:])
+		if first := vr.triples.addHash(nonZero(h.Sum64()), row.Number); first != 0 {
 			rc.note(SevWarning, "possivel_duplicata", FDocument, nil, rules.MaskDocument(it.PayerDoc),
 				fmt.Sprintf("mesmo pagador, valor e vencimento da linha %d: confira se não é uma cobrança em dobro", first),
 				fmt.Sprintf("same payer, value and due date as row %d: check it is not a double charge", first))
@@ -644,7 +683,7 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	if vr.kind == results.Cobv {
 		maxName = MaxPixNameLen
 	}
-	name, nc := rc.text(FName)
+	name, nc := rc.text(iName)
 	if name == "" {
 		rc.fail("nome_ausente", FName, &nc, "nome do pagador vazio", "payer name is empty")
 	} else if le := checkTextLen(name, maxName, "nome do pagador", "payer name"); le != nil {
@@ -652,18 +691,18 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	}
 	p.name, it.PayerName = name, name
 
-	docRaw, dc := rc.text(FDocument)
+	docRaw, dc := rc.text(iDocument)
 	if docRaw == "" {
 		rc.fail("documento_ausente", FDocument, &dc, "CPF/CNPJ do pagador vazio", "payer CPF/CNPJ is empty")
 	} else {
-		doc, restored := formats.RestoreDocument(docRaw)
+		doc, restored := restoreDocument(docRaw)
 		if restored && !isDigits(strings.TrimSuffix(docRaw, ".0")) {
 			// only a number loses its zeros; a masked text was typed short
 			doc, restored = rules.CleanDocument(docRaw), false
 		}
 		switch {
 		case len(doc) == 11 && isDigits(doc):
-			if !rules.ValidCPF(doc) {
+			if !validCPF(doc) {
 				rc.fail("cpf_invalido", FDocument, &dc, fmt.Sprintf("CPF %s inválido: dígitos verificadores não conferem", docRaw), fmt.Sprintf("CPF %s is invalid: check digits do not match", docRaw))
 			}
 		case len(doc) == 14:
@@ -682,27 +721,27 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 		p.doc, it.PayerDoc = doc, doc
 	}
 	if p.isCNPJ {
-		corp, _ := rc.text(FCorporateName)
+		corp, _ := rc.text(iCorporateName)
 		if corp == "" {
 			corp = name
 		}
 		p.corporate = corp
 	}
 
-	if email, ec := rc.text(FEmail); email != "" {
-		if !rules.ValidEmail(email) {
+	if email, ec := rc.text(iEmail); email != "" {
+		if !validEmail(email) {
 			rc.fail("email_invalido", FEmail, &ec, fmt.Sprintf("e-mail %q inválido", email), fmt.Sprintf("invalid e-mail %q", email))
 		}
 		p.email = email
 	}
-	if phone, pc := rc.text(FPhone); phone != "" {
-		cp := rules.CleanPhone(phone)
-		if !rules.ValidPhone(cp) {
+	if phone, pc := rc.text(iPhone); phone != "" {
+		cp := cleanPhone(phone)
+		if !validPhone(cp) {
 			rc.fail("telefone_invalido", FPhone, &pc, fmt.Sprintf("telefone %q inválido: use DDD + número, 10 ou 11 dígitos", phone), fmt.Sprintf("invalid phone %q: use area code + number, 10 or 11 digits", phone))
 		}
 		p.phone = cp
 	}
-	if birth, bc := rc.text(FBirth); birth != "" {
+	if birth, bc := rc.text(iBirth); birth != "" {
 		d, err := formats.ParseDate(birth)
 		switch {
 		case err != nil:
@@ -714,13 +753,13 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 		}
 	}
 
-	street, _ := rc.text(FStreet)
-	number, _ := rc.text(FNumber)
-	hood, _ := rc.text(FNeighborhood)
-	cepRaw, cc := rc.text(FZipcode)
-	city, _ := rc.text(FCity)
-	ufRaw, uc := rc.text(FState)
-	compl, _ := rc.text(FComplement)
+	street, _ := rc.text(iStreet)
+	number, _ := rc.text(iNumber)
+	hood, _ := rc.text(iNeighborhood)
+	cepRaw, cc := rc.text(iZipcode)
+	city, _ := rc.text(iCity)
+	ufRaw, uc := rc.text(iState)
+	compl, _ := rc.text(iComplement)
 	cep := ""
 	if cepRaw != "" {
 		c, restored := formats.RestoreCEP(cepRaw)
@@ -728,7 +767,7 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 			// a CEP stored as a number loses one zero (none starts with 00)
 			c, restored = cepRaw, false
 		}
-		if !rules.ValidCEP(c) {
+		if !validCEP(c) {
 			rc.fail("cep_invalido", FZipcode, &cc, fmt.Sprintf("CEP %q inválido: 8 dígitos", cepRaw), fmt.Sprintf("invalid CEP %q: 8 digits", cepRaw))
 		} else if restored {
 			rc.note(SevWarning, "zeros_restaurados", FZipcode, &cc, "",
@@ -786,12 +825,12 @@ func (vr *rowValidator) dueFrom(rc *rowCtx, v *Value) time.Time {
 		}
 		return time.Time{}
 	}
-	s, c := rc.text(FDueDate)
+	s, c := rc.text(iDueDate)
 	if s == "" {
 		rc.fail("vencimento_ausente", FDueDate, &c, "vencimento vazio", "due date is empty")
 		return time.Time{}
 	}
-	d, err := formats.ParseDate(s)
+	d, err := parseDate(s)
 	if err != nil {
 		le := fromValueErr(err, "data_invalida")
 		rc.failLim(le, FDueDate, &c, "")
@@ -806,7 +845,7 @@ func (vr *rowValidator) dueFrom(rc *rowCtx, v *Value) time.Time {
 
 // valueColumn reads the value column as cents (> 0).
 func (vr *rowValidator) valueColumn(rc *rowCtx, max int64) int64 {
-	c, ok := rc.cell(FValue)
+	c, ok := rc.cell(iValue)
 	if !ok {
 		return 0
 	}
@@ -834,7 +873,7 @@ func (vr *rowValidator) items(rc *rowCtx, specs []ItemSpec) ([]ChargeItem, int64
 	var out []ChargeItem
 	var total int64
 	if len(specs) == 0 {
-		name, _ := rc.text(FDescription)
+		name, _ := rc.text(iDescription)
 		if name == "" {
 			name = vr.job.Name
 		}
@@ -909,7 +948,7 @@ func (vr *rowValidator) charges(rc *rowCtx, fine, interest, message, notif, cust
 		cfg = &Configurations{Fine: f, Interest: i}
 	}
 	msg := rc.getStr(message)
-	if m, mc := rc.text(FMessage); m != "" {
+	if m, mc := rc.text(iMessage); m != "" {
 		var le *limitErr
 		if vr.kind == results.Boletos {
 			le = checkSlipMessage(m)
@@ -1047,11 +1086,18 @@ func (vr *rowValidator) pixMod(rc *rowCtx, m *PixModSpec) *Modalidade {
 	if m == nil {
 		return nil
 	}
+	if c, ok := vr.modc[m]; ok {
+		return &c
+	}
 	x, ok := rc.get(&m.Valor)
 	if !ok {
 		return nil
 	}
-	return &Modalidade{Modalidade: m.Modalidade, ValorPerc: rules.FormatPixAmount(x.(pm).v)}
+	md := Modalidade{Modalidade: m.Modalidade, ValorPerc: pixAmount(x.(pm).v)}
+	if !m.Valor.IsTemplate() {
+		vr.modc[m] = md
+	}
+	return &md
 }
 
 func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
@@ -1067,7 +1113,7 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 	txid := ""
 	if s.Txid.Set {
 		txid = rc.getStr(&s.Txid)
-	} else if t, tc := rc.text(FTxid); t != "" {
+	} else if t, tc := rc.text(iTxid); t != "" {
 		if _, le := pTxid(t); le != nil {
 			rc.failLim(le, FTxid, &tc, "")
 		} else {
@@ -1076,24 +1122,24 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 	}
 	if txid != "" {
 		if first := vr.txids.add(txid, rc.row.Number); first != 0 {
-			tc, _ := rc.cell(FTxid)
+			tc, _ := rc.cell(iTxid)
 			rc.fail("txid_duplicado", FTxid, &tc, fmt.Sprintf("txid %s repetido: já aparece na linha %d", txid, first), fmt.Sprintf("txid %s repeated: already on row %d", txid, first))
 		}
 	}
 	chave := rc.getStr(&s.Chave)
 	sol := rc.getStr(&s.Solicitacao)
-	if m, mc := rc.text(FMessage); m != "" {
+	if m, mc := rc.text(iMessage); m != "" {
 		if le := checkTextLen(m, rules.MaxSolicitacaoPagador, "solicitação ao pagador", "solicitacaoPagador"); le != nil {
 			rc.failLim(le, FMessage, &mc, "")
 		}
 		sol = m
 	}
-	val := CobvValor{Original: rules.FormatPixAmount(valor), Multa: vr.pixMod(rc, s.Multa), Juros: vr.pixMod(rc, s.Juros), Abatimento: vr.pixMod(rc, s.Abatimento)}
+	val := CobvValor{Original: pixAmount(valor), Multa: vr.pixMod(rc, s.Multa), Juros: vr.pixMod(rc, s.Juros), Abatimento: vr.pixMod(rc, s.Abatimento)}
 	if d := s.Desconto; d != nil {
 		cd := &CobvDesconto{Modalidade: d.Modalidade}
 		if d.Modalidade >= 3 {
 			if x, ok := rc.get(&d.Valor); ok {
-				cd.ValorPerc = rules.FormatPixAmount(x.(pm).v)
+				cd.ValorPerc = pixAmount(x.(pm).v)
 			}
 		}
 		for i := range d.Datas {
@@ -1112,7 +1158,7 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 					fmt.Sprintf("data do desconto %s depois do vencimento %s", formats.FormatDate(date), formats.FormatDate(due)),
 					fmt.Sprintf("discount date %s after the due date %s", isoDate(date), isoDate(due)))
 			}
-			cd.DescontoDataFixa = append(cd.DescontoDataFixa, DataValor{Data: isoDate(date), ValorPerc: rules.FormatPixAmount(v.(pm).v)})
+			cd.DescontoDataFixa = append(cd.DescontoDataFixa, DataValor{Data: isoDate(date), ValorPerc: pixAmount(v.(pm).v)})
 		}
 		val.Desconto = cd
 	}
@@ -1137,7 +1183,7 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 	if validade == 0 {
 		validade = DefaultValidade
 	}
-	it.Cobv = &CobvRequest{Calendario: Calendario{DataDeVencimento: isoDate(due), ValidadeAposVencimento: validade},
+	it.Cobv = &CobvRequest{Calendario: Calendario{DataDeVencimento: vr.isoDate(due), ValidadeAposVencimento: validade},
 		Txid: txid, Devedor: dev, Valor: val, Chave: chave, SolicitacaoPagador: sol}
 	it.PixSplit = split
 }
@@ -1214,11 +1260,11 @@ func (vr *rowValidator) pixSplit(rc *rowCtx, sp *PixSplitSpec, valor int64, due 
 	}
 	it.Split = append([]results.Share{{Own: true, DueMonth: month, AmountCents: left}}, shares...)
 	cfg := &PixSplitConfig{Descricao: sp.Descricao, Lancamento: Lancamento{Imediato: true},
-		Split: PixSplit{DivisaoTarifa: div, MinhaParte: PixSplitPart{Tipo: rs.MinhaParte.Tipo, Valor: rules.FormatPixAmount(rs.MinhaParte.Valor)}}}
+		Split: PixSplit{DivisaoTarifa: div, MinhaParte: PixSplitPart{Tipo: rs.MinhaParte.Tipo, Valor: pixAmount(rs.MinhaParte.Valor)}}}
 	var key strings.Builder
 	key.WriteString(div + "|" + cfg.Split.MinhaParte.Tipo + ":" + cfg.Split.MinhaParte.Valor)
 	for _, r := range rs.Repasses {
-		cfg.Split.Repasses = append(cfg.Split.Repasses, PixSplitPart{Tipo: r.Tipo, Valor: rules.FormatPixAmount(r.Valor), Favorecido: &Favorecido{CPF: r.CPF, CNPJ: r.CNPJ, Conta: r.Conta}})
+		cfg.Split.Repasses = append(cfg.Split.Repasses, PixSplitPart{Tipo: r.Tipo, Valor: pixAmount(r.Valor), Favorecido: &Favorecido{CPF: r.CPF, CNPJ: r.CNPJ, Conta: r.Conta}})
 		fmt.Fprintf(&key, "|%s:%d:%s:%s:%s", r.Tipo, r.Valor, r.CPF, r.CNPJ, r.Conta)
 	}
 	it.SplitKey = key.String()

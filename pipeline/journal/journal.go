@@ -1,0 +1,390 @@
+// Package journal is the durable record of one run: what each input row is
+// to become, every call to the service recorded as intended before it is
+// sent and with its result after, and the state of cobv batches and split
+// configurations. It is a SQLite file (modernc.org/sqlite, WAL, synchronous
+// NORMAL: a committed write survives kill -9 of the process) in the run
+// directory; `remessa resume` continues from it.
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// FileName is the journal's file name inside a run directory.
+const FileName = "journal.db"
+
+// Row states.
+const (
+	RowPending   = "pending"   // nothing sent yet
+	RowSending   = "sending"   // a creation call was journaled as intended; its outcome is not recorded
+	RowCreated   = "created"   // cobv: the batch item is CRIADA; link and copy-and-paste code may still be missing
+	RowIssued    = "issued"    // done
+	RowDenied    = "denied"    // the service refused it
+	RowAmbiguous = "ambiguous" // sent, existence could not be established
+	RowRefused   = "refused"   // refused by validation, never sent
+)
+
+// Batch states (cobv).
+const (
+	BatchPending = "pending" // not sent
+	BatchSent    = "sent"    // PUT journaled as intended (maybe accepted)
+	BatchFinal   = "final"   // every item CRIADA or NEGADA
+	BatchDone    = "done"    // split links made and charges fetched
+)
+
+// Call states.
+const (
+	CallIntended = "intended"
+	CallOK       = "ok"
+	CallFailed   = "failed"  // answered with an error: not processed, or refused
+	CallUnknown  = "unknown" // outcome unknown (ambiguous)
+)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS rows(
+	idx INTEGER PRIMARY KEY,
+	key TEXT NOT NULL,
+	state TEXT NOT NULL,
+	info TEXT NOT NULL,
+	req TEXT,
+	res TEXT,
+	attempts INTEGER NOT NULL DEFAULT 0,
+	updated TEXT
+);
+CREATE TABLE IF NOT EXISTS batches(
+	num INTEGER PRIMARY KEY,
+	id TEXT NOT NULL,
+	first INTEGER NOT NULL,
+	end_ INTEGER NOT NULL,
+	state TEXT NOT NULL,
+	updated TEXT
+);
+CREATE TABLE IF NOT EXISTS splits(key TEXT PRIMARY KEY, id TEXT NOT NULL, body TEXT NOT NULL, state TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS calls(
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	route TEXT NOT NULL,
+	target TEXT NOT NULL,
+	day TEXT NOT NULL,
+	state TEXT NOT NULL,
+	status INTEGER NOT NULL DEFAULT 0,
+	error TEXT,
+	at TEXT NOT NULL,
+	done_at TEXT
+);
+CREATE INDEX IF NOT EXISTS calls_route_day ON calls(route, day);
+`
+
+// Journal is an open run journal. It is safe for concurrent use; writes are
+// serialised by SQLite (one connection).
+type Journal struct {
+	db   *sql.DB
+	path string
+	now  func() time.Time
+}
+
+// Row is one input row as journaled.
+type Row struct {
+	Index    int
+	Key      string
+	State    string
+	Info     json.RawMessage // the row's description (results.Row skeleton)
+	Req      json.RawMessage // the request to send (nil for refused rows)
+	Res      json.RawMessage // what the service answered, as the run keeps it
+	Attempts int
+}
+
+// Batch is one cobv batch.
+type Batch struct {
+	Num        int
+	ID         string
+	First, End int // [First, End) indexes into the accepted rows in input order
+	State      string
+}
+
+// Split is one Pix split configuration.
+type Split struct {
+	Key, ID string
+	Body    json.RawMessage
+	State   string // pending or done
+}
+
+// Create makes a new journal at path (which must not exist).
+func Create(path string) (*Journal, error) {
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("journal: %s já existe", path)
+	}
+	return open(path)
+}
+
+// Open opens an existing journal.
+func Open(path string) (*Journal, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return open(path)
+}
+
+func open(path string) (*Journal, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("journal: %s: %w", path, err)
+	}
+	return &Journal{db: db, path: path, now: time.Now}, nil
+}
+
+// Path returns the journal file path.
+func (j *Journal) Path() string { return j.path }
+
+// Close closes the journal.
+func (j *Journal) Close() error { return j.db.Close() }
+
+// SetClock replaces the clock used for timestamps and call days (tests).
+func (j *Journal) SetClock(now func() time.Time) { j.now = now }
+
+func (j *Journal) stamp() string { return j.now().UTC().Format(time.RFC3339Nano) }
+
+// Tx runs fn in one transaction, committed before Tx returns.
+func (j *Journal) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	t, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("journal: begin: %w", err)
+	}
+	if err := fn(&Tx{t: t, j: j}); err != nil {
+		t.Rollback()
+		return err
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("journal: commit: %w", err)
+	}
+	return nil
+}
+
+// Tx is a journal transaction.
+type Tx struct {
+	t *sql.Tx
+	j *Journal
+}
+
+// SetMeta sets a metadata value.
+func (tx *Tx) SetMeta(k, v string) error {
+	_, err := tx.t.Exec(`INSERT INTO meta(k,v) VALUES(?,?) ON CONFLICT(k) DO UPDATE SET v=excluded.v`, k, v)
+	return wrap("meta "+k, err)
+}
+
+// AddRow inserts a row.
+func (tx *Tx) AddRow(r Row) error {
+	_, err := tx.t.Exec(`INSERT INTO rows(idx,key,state,info,req,res,attempts,updated) VALUES(?,?,?,?,?,?,?,?)`,
+		r.Index, r.Key, r.State, string(r.Info), nullable(r.Req), nullable(r.Res), r.Attempts, tx.j.stamp())
+	return wrap(fmt.Sprintf("row %d", r.Index), err)
+}
+
+// SetRow records a row's state and, when res is not nil, its result.
+func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
+	var err error
+	if res != nil {
+		_, err = tx.t.Exec(`UPDATE rows SET state=?, res=?, updated=? WHERE idx=?`, state, string(res), tx.j.stamp(), idx)
+	} else {
+		_, err = tx.t.Exec(`UPDATE rows SET state=?, updated=? WHERE idx=?`, state, tx.j.stamp(), idx)
+	}
+	return wrap(fmt.Sprintf("row %d", idx), err)
+}
+
+// CountAttempt adds one to a row's creation attempts.
+func (tx *Tx) CountAttempt(idx int) error {
+	_, err := tx.t.Exec(`UPDATE rows SET attempts=attempts+1 WHERE idx=?`, idx)
+	return wrap(fmt.Sprintf("row %d", idx), err)
+}
+
+// AddBatch inserts a batch.
+func (tx *Tx) AddBatch(b Batch) error {
+	_, err := tx.t.Exec(`INSERT INTO batches(num,id,first,end_,state,updated) VALUES(?,?,?,?,?,?)`, b.Num, b.ID, b.First, b.End, b.State, tx.j.stamp())
+	return wrap(fmt.Sprintf("batch %d", b.Num), err)
+}
+
+// SetBatch records a batch's state.
+func (tx *Tx) SetBatch(num int, state string) error {
+	_, err := tx.t.Exec(`UPDATE batches SET state=?, updated=? WHERE num=?`, state, tx.j.stamp(), num)
+	return wrap(fmt.Sprintf("batch %d", num), err)
+}
+
+// AddSplit inserts a split configuration.
+func (tx *Tx) AddSplit(s Split) error {
+	_, err := tx.t.Exec(`INSERT INTO splits(key,id,body,state) VALUES(?,?,?,?)`, s.Key, s.ID, string(s.Body), s.State)
+	return wrap("split "+s.ID, err)
+}
+
+// SetSplit records a split configuration's state.
+func (tx *Tx) SetSplit(key, state string) error {
+	_, err := tx.t.Exec(`UPDATE splits SET state=? WHERE key=?`, state, key)
+	return wrap("split "+key, err)
+}
+
+// Intend records a call as intended and returns its sequence number.
+func (tx *Tx) Intend(route, target string) (int64, error) {
+	now := tx.j.now()
+	res, err := tx.t.Exec(`INSERT INTO calls(route,target,day,state,at) VALUES(?,?,?,?,?)`,
+		route, target, Day(now), CallIntended, now.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return 0, wrap("call "+route, err)
+	}
+	return res.LastInsertId()
+}
+
+// Finish records the outcome of call seq.
+func (tx *Tx) Finish(seq int64, state string, status int, errText string) error {
+	_, err := tx.t.Exec(`UPDATE calls SET state=?, status=?, error=?, done_at=? WHERE seq=?`, state, status, nullStr(errText), tx.j.stamp(), seq)
+	return wrap(fmt.Sprintf("call %d", seq), err)
+}
+
+// Day is the São Paulo civil date of t, the unit of daily quotas.
+func Day(t time.Time) string {
+	return t.In(time.FixedZone("America/Sao_Paulo", -3*3600)).Format("2006-01-02")
+}
+
+// Meta returns every metadata value.
+func (j *Journal) Meta(ctx context.Context) (map[string]string, error) {
+	rs, err := j.db.QueryContext(ctx, `SELECT k, v FROM meta`)
+	if err != nil {
+		return nil, wrap("meta", err)
+	}
+	defer rs.Close()
+	m := map[string]string{}
+	for rs.Next() {
+		var k, v string
+		if err := rs.Scan(&k, &v); err != nil {
+			return nil, wrap("meta", err)
+		}
+		m[k] = v
+	}
+	return m, wrap("meta", rs.Err())
+}
+
+// Rows returns every row in input order.
+func (j *Journal) Rows(ctx context.Context) ([]Row, error) {
+	rs, err := j.db.QueryContext(ctx, `SELECT idx,key,state,info,req,res,attempts FROM rows ORDER BY idx`)
+	if err != nil {
+		return nil, wrap("rows", err)
+	}
+	defer rs.Close()
+	var out []Row
+	for rs.Next() {
+		var r Row
+		var info string
+		var req, res sql.NullString
+		if err := rs.Scan(&r.Index, &r.Key, &r.State, &info, &req, &res, &r.Attempts); err != nil {
+			return nil, wrap("rows", err)
+		}
+		r.Info = json.RawMessage(info)
+		if req.Valid {
+			r.Req = json.RawMessage(req.String)
+		}
+		if res.Valid {
+			r.Res = json.RawMessage(res.String)
+		}
+		out = append(out, r)
+	}
+	return out, wrap("rows", rs.Err())
+}
+
+// Batches returns every batch in order.
+func (j *Journal) Batches(ctx context.Context) ([]Batch, error) {
+	rs, err := j.db.QueryContext(ctx, `SELECT num,id,first,end_,state FROM batches ORDER BY num`)
+	if err != nil {
+		return nil, wrap("batches", err)
+	}
+	defer rs.Close()
+	var out []Batch
+	for rs.Next() {
+		var b Batch
+		if err := rs.Scan(&b.Num, &b.ID, &b.First, &b.End, &b.State); err != nil {
+			return nil, wrap("batches", err)
+		}
+		out = append(out, b)
+	}
+	return out, wrap("batches", rs.Err())
+}
+
+// Splits returns every split configuration.
+func (j *Journal) Splits(ctx context.Context) ([]Split, error) {
+	rs, err := j.db.QueryContext(ctx, `SELECT key,id,body,state FROM splits ORDER BY key`)
+	if err != nil {
+		return nil, wrap("splits", err)
+	}
+	defer rs.Close()
+	var out []Split
+	for rs.Next() {
+		var s Split
+		var body string
+		if err := rs.Scan(&s.Key, &s.ID, &body, &s.State); err != nil {
+			return nil, wrap("splits", err)
+		}
+		s.Body = json.RawMessage(body)
+		out = append(out, s)
+	}
+	return out, wrap("splits", rs.Err())
+}
+
+// CallsOn counts the calls journaled on route during day (any outcome):
+// what a daily quota counts.
+func (j *Journal) CallsOn(ctx context.Context, route, day string) (int, error) {
+	var n int
+	err := j.db.QueryRowContext(ctx, `SELECT count(*) FROM calls WHERE route=? AND day=?`, route, day).Scan(&n)
+	return n, wrap("calls", err)
+}
+
+// CallCounts returns how many calls each route had, by state.
+func (j *Journal) CallCounts(ctx context.Context) (map[string]map[string]int, error) {
+	rs, err := j.db.QueryContext(ctx, `SELECT route, state, count(*) FROM calls GROUP BY route, state`)
+	if err != nil {
+		return nil, wrap("calls", err)
+	}
+	defer rs.Close()
+	out := map[string]map[string]int{}
+	for rs.Next() {
+		var route, state string
+		var n int
+		if err := rs.Scan(&route, &state, &n); err != nil {
+			return nil, wrap("calls", err)
+		}
+		if out[route] == nil {
+			out[route] = map[string]int{}
+		}
+		out[route][state] = n
+	}
+	return out, wrap("calls", rs.Err())
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return err
+	}
+	return fmt.Errorf("journal: %s: %w", what, err)
+}
+
+func nullable(b json.RawMessage) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
