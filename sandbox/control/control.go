@@ -1,0 +1,271 @@
+// Package control serves the tester's controls of the sandbox under
+// /sandbox/... (loopback only, no token; not part of the real API): the
+// clock, and payments as a bank or acquirer would report them.
+//
+//	GET  /sandbox/clock                              the sandbox's now and offset
+//	POST /sandbox/clock/advance                      {"duration":"48h"|"3d"} or {"to":"2027-03-01"}
+//	POST /sandbox/tick                               apply due dates and deliver due notifications now
+//	POST /sandbox/charges/{id}/pay                   {"value"?: cents, "paid_at"?: "YYYY-MM-DD"}
+//	POST /sandbox/carnets/{id}/parcels/{n}/pay       same body
+//	POST /sandbox/cards/{id}/refund                  {"value"?: cents}
+//
+// Every route takes an optional ?payee_code= to name the account; by
+// default the account that owns the charge or carnet is used. Pix charges
+// are paid through POST /sandbox/pix/pay, served by the Pix module.
+//
+// Moving the clock only goes forward. After it moves, the charges module's
+// Tick runs (slips past due go waiting → unpaid, payment links expire,
+// write-off days run out, each change notified) and the outbox delivers
+// whatever is now due, retries included.
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"remessa/rules"
+	"remessa/sandbox/auth"
+	"remessa/sandbox/clock"
+	"remessa/sandbox/httpx"
+	"remessa/sandbox/module"
+	"remessa/sandbox/store"
+)
+
+func init() {
+	module.Register("control", func(d module.Deps) (module.Module, error) {
+		return New(d, chargesFrom(d)), nil
+	})
+}
+
+// Charges is what the control routes need from the charges module
+// (*charges.Module implements it).
+type Charges interface {
+	Tick(ctx context.Context) error
+	PaySlip(ctx context.Context, account string, chargeID int64, paidCents int64, paidDate time.Time) error
+	RefundCard(ctx context.Context, account string, chargeID int64, cents int64) error
+	ChargeAccount(id int64) (string, bool)
+}
+
+// Advancer is a clock the control routes can move (clock.Adjustable,
+// clock.Fake).
+type Advancer interface {
+	clock.Clock
+	Advance(d time.Duration)
+}
+
+// Runner delivers what is due (the outbox).
+type Runner interface {
+	RunDue(ctx context.Context) (int, error)
+}
+
+// Module is the control routes.
+type Module struct {
+	st      *store.Store
+	clk     clock.Clock
+	auth    *auth.Service
+	charges func() (Charges, bool)
+	notify  module.Notifier
+	log     zerolog.Logger
+}
+
+// New returns the control routes on d; charges is called at request time
+// and reports false while there is no charges module.
+func New(d module.Deps, charges func() (Charges, bool)) *Module {
+	if charges == nil {
+		charges = func() (Charges, bool) { return nil, false }
+	}
+	return &Module{st: d.Store, clk: d.Clock, auth: d.Auth, charges: charges, notify: d.Notify, log: d.Logger}
+}
+
+// StaticCharges adapts a Charges known at construction to New.
+func StaticCharges(c Charges) func() (Charges, bool) { return func() (Charges, bool) { return c, c != nil } }
+
+// chargesFrom finds the charges module through the core's module lookup,
+// the function-valued field Deps.Lookup (name → built module), read by
+// reflection so this package builds against a core without it.
+func chargesFrom(d module.Deps) func() (Charges, bool) {
+	var lookup func(string) (module.Module, bool)
+	if f := reflect.ValueOf(d).FieldByName("Lookup"); f.IsValid() && f.Kind() == reflect.Func && !f.IsNil() {
+		lookup, _ = f.Interface().(func(string) (module.Module, bool))
+	}
+	return func() (Charges, bool) {
+		if lookup == nil {
+			return nil, false
+		}
+		m, ok := lookup("charges")
+		if !ok {
+			return nil, false
+		}
+		c, ok := m.(Charges)
+		return c, ok
+	}
+}
+
+// Register mounts the control routes.
+func (m *Module) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /sandbox/clock", m.handleClock)
+	mux.HandleFunc("POST /sandbox/clock/advance", m.handleAdvance)
+	mux.HandleFunc("POST /sandbox/tick", m.handleTick)
+	mux.HandleFunc("POST /sandbox/charges/{id}/pay", m.handlePayCharge)
+	mux.HandleFunc("POST /sandbox/carnets/{id}/parcels/{n}/pay", m.handlePayParcel)
+	mux.HandleFunc("POST /sandbox/cards/{id}/refund", m.handleRefund)
+}
+
+// ErrorBody is the answer of a refused control request.
+type ErrorBody struct {
+	Error    string `json:"error"`
+	Property string `json:"property,omitempty"`
+	Message  string `json:"message"`
+}
+
+func fail(w http.ResponseWriter, status int, slug, property, format string, args ...any) {
+	httpx.WriteJSON(w, status, ErrorBody{Error: slug, Property: property, Message: fmt.Sprintf(format, args...)})
+}
+
+// ClockState is the answer of GET /sandbox/clock and of the advance.
+type ClockState struct {
+	Now        string `json:"now"`                 // RFC 3339, São Paulo time
+	Today      string `json:"today"`               // civil date in São Paulo
+	Offset     string `json:"offset,omitempty"`    // how far ahead of the real time (adjustable clock)
+	Adjustable bool   `json:"adjustable"`          // whether /sandbox/clock/advance can move it
+	Advanced   string `json:"advanced,omitempty"`  // what this call moved
+	Delivered  *int   `json:"delivered,omitempty"` // notifications delivered by this call
+	TickError  string `json:"tick_error,omitempty"`
+}
+
+func (m *Module) state() ClockState {
+	now := m.clk.Now()
+	s := ClockState{Now: now.In(rules.SaoPaulo).Format(time.RFC3339), Today: rules.Today(now).Format("2006-01-02")}
+	_, s.Adjustable = m.clk.(Advancer)
+	if a, ok := m.clk.(interface{ Offset() time.Duration }); ok {
+		s.Offset = a.Offset().String()
+	}
+	return s
+}
+
+func (m *Module) handleClock(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, m.state())
+}
+
+// AdvanceRequest is the body of POST /sandbox/clock/advance: exactly one
+// of Duration ("48h", "90m", "3d", "1d12h") and To (a date "2027-03-01",
+// keeping the time of day, or an RFC 3339 instant).
+type AdvanceRequest struct {
+	Duration string `json:"duration,omitempty"`
+	To       string `json:"to,omitempty"`
+}
+
+var reDays = regexp.MustCompile(`^(\d+)d(.*)$`)
+
+// ParseDuration reads a Go duration ("48h", "90m") that may start with a
+// number of days ("3d", "1d12h").
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var days time.Duration
+	if mm := reDays.FindStringSubmatch(s); mm != nil {
+		n, err := strconv.Atoi(mm[1])
+		if err != nil || n > 36500 {
+			return 0, fmt.Errorf("duração %q: número de dias fora do intervalo", s)
+		}
+		days = time.Duration(n) * 24 * time.Hour
+		s = mm[2]
+		if s == "" {
+			return days, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duração %q: use por exemplo 48h, 90m, 3d ou 1d12h", s)
+	}
+	return days + d, nil
+}
+
+// target returns how far the clock must move for req.
+func (m *Module) target(req AdvanceRequest) (time.Duration, string, error) {
+	switch {
+	case req.Duration != "" && req.To != "":
+		return 0, "", errors.New("informe duration ou to, não os dois")
+	case req.Duration != "":
+		d, err := ParseDuration(req.Duration)
+		if err != nil {
+			return 0, "/duration", err
+		}
+		if d <= 0 {
+			return 0, "/duration", fmt.Errorf("duração %q: o relógio do sandbox só anda para a frente", req.Duration)
+		}
+		return d, "", nil
+	case req.To != "":
+		now := m.clk.Now()
+		var to time.Time
+		if day, err := rules.ParseISODate(req.To); err == nil {
+			today := rules.Today(now)
+			to = now.Add(day.Sub(today)) // same time of day, that date
+		} else if t, err := time.Parse(time.RFC3339, req.To); err == nil {
+			to = t
+		} else {
+			return 0, "/to", fmt.Errorf("to %q: use uma data AAAA-MM-DD ou um instante RFC 3339", req.To)
+		}
+		if !to.After(now) {
+			return 0, "/to", fmt.Errorf("to %q não está no futuro do sandbox (agora %s): o relógio só anda para a frente",
+				req.To, now.In(rules.SaoPaulo).Format(time.RFC3339))
+		}
+		return to.Sub(now), "", nil
+	}
+	return 0, "", errors.New("informe duration (ex.: \"48h\", \"3d\") ou to (ex.: \"2027-03-01\")")
+}
+
+func (m *Module) handleAdvance(w http.ResponseWriter, r *http.Request) {
+	var req AdvanceRequest
+	if de := httpx.DecodeStrict(r, &req); de != nil {
+		fail(w, de.Status(), "invalid_request", de.Pointer, "%s", de.Message)
+		return
+	}
+	adv, ok := m.clk.(Advancer)
+	if !ok {
+		fail(w, http.StatusConflict, "clock_not_adjustable", "", "o relógio deste sandbox não pode ser movido")
+		return
+	}
+	d, ptr, err := m.target(req)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request", ptr, "%s", err.Error())
+		return
+	}
+	adv.Advance(d)
+	m.log.Info().Dur("by", d).Time("now", m.clk.Now()).Msg("control: clock advanced")
+	s := m.settle(r.Context())
+	s.Advanced = d.String()
+	httpx.WriteJSON(w, http.StatusOK, s)
+}
+
+func (m *Module) handleTick(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, m.settle(r.Context()))
+}
+
+// settle runs the charges module's time-based transitions and delivers
+// what is due.
+func (m *Module) settle(ctx context.Context) ClockState {
+	s := m.state()
+	if c, ok := m.charges(); ok {
+		if err := c.Tick(ctx); err != nil {
+			m.log.Error().Err(err).Msg("control: charges tick")
+			s.TickError = "falha ao aplicar vencimentos; veja o log do sandbox"
+		}
+	}
+	if rn, ok := m.notify.(Runner); ok {
+		n, err := rn.RunDue(ctx)
+		if err != nil {
+			m.log.Error().Err(err).Msg("control: outbox")
+		}
+		s.Delivered = &n
+	}
+	return s
+}

@@ -1,0 +1,319 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"remessa/rules"
+	"remessa/sandbox/charges"
+	"remessa/sandbox/httpx"
+)
+
+// PayRequest is the body of the pay routes (all optional): Value is the
+// paid amount in cents (default: the charge's total), PaidAt the civil
+// date the bank received it (default: the sandbox's today).
+type PayRequest struct {
+	Value  *int64 `json:"value,omitempty"`
+	PaidAt string `json:"paid_at,omitempty"`
+}
+
+// RefundRequest is the body of the refund route: Value in cents, default
+// everything not yet refunded.
+type RefundRequest struct {
+	Value *int64 `json:"value,omitempty"`
+}
+
+// PayResult is the answer of a successful pay or refund.
+type PayResult struct {
+	ChargeID int64  `json:"charge_id"`
+	CarnetID int64  `json:"carnet_id,omitempty"`
+	Parcel   int    `json:"parcel,omitempty"`
+	Value    int64  `json:"value"`
+	PaidAt   string `json:"paid_at,omitempty"`
+	Status   string `json:"status"`
+}
+
+// decodeOptional decodes a JSON body that may be empty.
+func decodeOptional(w http.ResponseWriter, r *http.Request, v any) bool {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<16))
+	if err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request", "", "corpo ilegível ou maior que 64 KiB")
+		return false
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return true
+	}
+	if de := httpx.DecodeBytes(raw, v); de != nil {
+		fail(w, de.Status(), "invalid_request", de.Pointer, "%s", de.Message)
+		return false
+	}
+	return true
+}
+
+// account resolves ?payee_code= to an account id ("" when absent).
+func (m *Module) account(w http.ResponseWriter, r *http.Request) (string, bool) {
+	code := r.URL.Query().Get("payee_code")
+	if code == "" {
+		return "", true
+	}
+	if m.auth != nil {
+		if a, ok := m.auth.AccountByPayeeCode(code); ok {
+			return a.ID, true
+		}
+	}
+	fail(w, http.StatusNotFound, "account_not_found", "payee_code", "nenhuma conta com payee_code %q", code)
+	return "", false
+}
+
+func (m *Module) chargesOr503(w http.ResponseWriter) (Charges, bool) {
+	c, ok := m.charges()
+	if !ok {
+		fail(w, http.StatusServiceUnavailable, "charges_unavailable", "", "o módulo de cobranças não está disponível neste sandbox")
+	}
+	return c, ok
+}
+
+func pathID(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
+	s := r.PathValue(name)
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		fail(w, http.StatusBadRequest, "invalid_request", name, "%s %q: esperado um inteiro positivo", name, s)
+		return 0, false
+	}
+	return id, true
+}
+
+// paidDate returns the moment to report for paid_at: noon in São Paulo of
+// that date, or the sandbox's now.
+func (m *Module) paidDate(s string) (time.Time, error) {
+	if s == "" {
+		return m.clk.Now(), nil
+	}
+	d, err := rules.ParseISODate(s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, rules.SaoPaulo), nil
+}
+
+func (m *Module) handlePayCharge(w http.ResponseWriter, r *http.Request) {
+	c, ok := m.chargesOr503(w)
+	if !ok {
+		return
+	}
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	account, ok := m.account(w, r)
+	if !ok {
+		return
+	}
+	var req PayRequest
+	if !decodeOptional(w, r, &req) {
+		return
+	}
+	owner, found := c.ChargeAccount(id)
+	if !found || (account != "" && owner != account) {
+		fail(w, http.StatusNotFound, "charge_not_found", "id", "cobrança %d não encontrada", id)
+		return
+	}
+	doc, err := m.findCharge(r.Context(), owner, id)
+	if err != nil {
+		m.internal(w, err)
+		return
+	}
+	if doc == nil {
+		fail(w, http.StatusNotFound, "charge_not_found", "id", "cobrança %d não encontrada", id)
+		return
+	}
+	m.pay(w, r, c, owner, doc, req)
+}
+
+func (m *Module) handlePayParcel(w http.ResponseWriter, r *http.Request) {
+	c, ok := m.chargesOr503(w)
+	if !ok {
+		return
+	}
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	n, ok := pathID(w, r, "n")
+	if !ok {
+		return
+	}
+	account, ok := m.account(w, r)
+	if !ok {
+		return
+	}
+	var req PayRequest
+	if !decodeOptional(w, r, &req) {
+		return
+	}
+	cn, err := m.findCarnet(r.Context(), account, id)
+	if err != nil {
+		m.internal(w, err)
+		return
+	}
+	if cn == nil {
+		fail(w, http.StatusNotFound, "carnet_not_found", "id", "carnê %d não encontrado", id)
+		return
+	}
+	if n > int64(len(cn.Parcels)) {
+		fail(w, http.StatusNotFound, "parcel_not_found", "n", "o carnê %d tem %d parcelas; não há parcela %d", id, len(cn.Parcels), n)
+		return
+	}
+	var parcel *charges.Charge
+	for _, p := range cn.Parcels {
+		if int64(p.Parcel) == n {
+			parcel = p
+		}
+	}
+	if parcel == nil {
+		parcel = cn.Parcels[n-1]
+	}
+	m.pay(w, r, c, cn.Account, parcel, req)
+}
+
+func (m *Module) pay(w http.ResponseWriter, r *http.Request, c Charges, account string, doc *charges.Charge, req PayRequest) {
+	value := doc.Total
+	if req.Value != nil {
+		value = *req.Value
+		if value <= 0 {
+			fail(w, http.StatusBadRequest, "invalid_request", "/value", "value %d: o valor pago, em centavos, deve ser positivo", value)
+			return
+		}
+	}
+	at, err := m.paidDate(req.PaidAt)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request", "/paid_at", "paid_at %q: use uma data AAAA-MM-DD", req.PaidAt)
+		return
+	}
+	if err := c.PaySlip(r.Context(), account, doc.ID, value, at); err != nil {
+		m.refused(w, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, PayResult{ChargeID: doc.ID, CarnetID: doc.CarnetID, Parcel: doc.Parcel, Value: value,
+		PaidAt: rules.Today(at).Format("2006-01-02"), Status: charges.StatusPaid})
+}
+
+func (m *Module) handleRefund(w http.ResponseWriter, r *http.Request) {
+	c, ok := m.chargesOr503(w)
+	if !ok {
+		return
+	}
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	account, ok := m.account(w, r)
+	if !ok {
+		return
+	}
+	var req RefundRequest
+	if !decodeOptional(w, r, &req) {
+		return
+	}
+	var cents int64
+	if req.Value != nil {
+		if cents = *req.Value; cents <= 0 {
+			fail(w, http.StatusBadRequest, "invalid_request", "/value", "value %d: o valor a estornar, em centavos, deve ser positivo", cents)
+			return
+		}
+	}
+	owner, found := c.ChargeAccount(id)
+	if !found || (account != "" && owner != account) {
+		fail(w, http.StatusNotFound, "charge_not_found", "id", "cobrança %d não encontrada", id)
+		return
+	}
+	if err := c.RefundCard(r.Context(), owner, id, cents); err != nil {
+		m.refused(w, err)
+		return
+	}
+	doc, _ := m.findCharge(r.Context(), owner, id)
+	res := PayResult{ChargeID: id, Value: cents}
+	if doc != nil {
+		res.Status = doc.Status
+		if cents == 0 {
+			res.Value = doc.RefundedCents
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, res)
+}
+
+// refused answers a refusal of the charges module in its own dialect
+// ({"code", "error", "error_description"}).
+func (m *Module) refused(w http.ResponseWriter, err error) {
+	var e *charges.Error
+	if errors.As(err, &e) {
+		httpx.V1Error(w, e.Status, e.Code, e.Slug, e.Desc)
+		return
+	}
+	m.internal(w, err)
+}
+
+func (m *Module) internal(w http.ResponseWriter, err error) {
+	m.log.Error().Err(err).Msg("control")
+	fail(w, http.StatusInternalServerError, "internal", "", "erro interno do sandbox; veja o log")
+}
+
+// findCharge reads charge id of account as the charges module stored it;
+// a carnet parcel is found inside its carnet. nil when there is none.
+func (m *Module) findCharge(ctx context.Context, account string, id int64) (*charges.Charge, error) {
+	var c charges.Charge
+	found, err := m.st.Get(ctx, charges.KindCharge, account, strconv.FormatInt(id, 10), &c)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		return &c, nil
+	}
+	var parcel *charges.Charge
+	stop := errors.New("found")
+	err = m.st.EachIn(ctx, charges.KindCarnet, account, func(_ string, raw []byte) error {
+		var cn charges.Carnet
+		if err := json.Unmarshal(raw, &cn); err != nil {
+			return err
+		}
+		for _, p := range cn.Parcels {
+			if p.ID == id {
+				parcel = p
+				return stop
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, stop) {
+		return nil, err
+	}
+	return parcel, nil
+}
+
+// findCarnet reads carnet id of account ("" = any account).
+func (m *Module) findCarnet(ctx context.Context, account string, id int64) (*charges.Carnet, error) {
+	accounts := []string{account}
+	if account == "" && m.auth != nil {
+		accounts = accounts[:0]
+		for _, a := range m.auth.Accounts() {
+			accounts = append(accounts, a.ID)
+		}
+	}
+	for _, acc := range accounts {
+		var cn charges.Carnet
+		found, err := m.st.Get(ctx, charges.KindCarnet, acc, strconv.FormatInt(id, 10), &cn)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			return &cn, nil
+		}
+	}
+	return nil, nil
+}
