@@ -87,7 +87,9 @@ func New(d module.Deps, charges func() (Charges, bool)) *Module {
 }
 
 // StaticCharges adapts a Charges known at construction to New.
-func StaticCharges(c Charges) func() (Charges, bool) { return func() (Charges, bool) { return c, c != nil } }
+func StaticCharges(c Charges) func() (Charges, bool) {
+	return func() (Charges, bool) { return c, c != nil }
+}
 
 // chargesFrom finds the charges module through the core's module lookup,
 // the function-valued field Deps.Lookup (name → built module), read by
