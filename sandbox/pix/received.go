@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"remessa/rules"
+	"remessa/sandbox/auth"
 	"remessa/sandbox/store"
 )
 
@@ -49,13 +50,27 @@ func webhookTarget(u string) string {
 	return strings.TrimRight(u, "/") + "/pix"
 }
 
+// hookFor returns the webhook of key (compared after normalisation).
+func hookFor(a *acct, key string) *webhook {
+	if h := a.hooks[key]; h != nil {
+		return h
+	}
+	nk := auth.NormalizeKey(key)
+	for k, h := range a.hooks {
+		if auth.NormalizeKey(k) == nk {
+			return h
+		}
+	}
+	return nil
+}
+
 // notifyKey queues {"pix":[items]} to the webhook of chave, if any, inside
 // tx (caller holds m.mu).
 func (m *Module) notifyKey(ctx context.Context, tx *store.Tx, a *acct, chave string, items []any) error {
 	if m.notify == nil {
 		return nil
 	}
-	h := a.hooks[chave]
+	h := hookFor(a, chave)
 	if h == nil {
 		return nil
 	}

@@ -148,7 +148,7 @@ func (m *Module) putSend(ctx context.Context, ai accountInfo, idEnvio string, bo
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.a(ai.ID)
-	if a.hooks[in.Pagador.Chave] == nil {
+	if hookFor(a, in.Pagador.Chave) == nil {
 		return nil, efiErr(http.StatusBadRequest, "webhook_nao_cadastrado", "A chave do pagador "+quote(in.Pagador.Chave)+" não tem webhook cadastrado; cadastre com PUT /v2/webhook/{chave}")
 	}
 	if _, dup := a.envios[idEnvio]; dup {
