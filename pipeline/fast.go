@@ -39,26 +39,41 @@ func isoDate(t time.Time) string {
 	return string(b[:])
 }
 
-// cleanDocFast strips the usual CPF/CNPJ mask from an ASCII value and
-// uppercases letters, like formats.RestoreDocument when nothing needs to be
-// restored; ok is false when the value needs the full treatment (non-ASCII,
-// other characters, or a length other than 11 or 14 after cleaning).
+// cleanDocFast handles the three common shapes of a CPF/CNPJ cell
+// without allocating more than the result: 11 or 14 letters and digits as
+// they are, "ddd.ddd.ddd-dd" and "XX.XXX.XXX/XXXX-dd". It uppercases
+// letters, like formats.RestoreDocument; ok is false for anything else,
+// which then goes to formats.RestoreDocument.
 func cleanDocFast(s string) (string, bool) {
-	if len(s) > 20 {
+	var mask string
+	switch {
+	case len(s) == 18:
+		mask = "__.___.___/____-__"
+	case len(s) == 14 && s[3] == '.':
+		mask = "___.___.___-__"
+	case len(s) == 11 || len(s) == 14:
+	default:
 		return "", false
 	}
-	var buf [20]byte
+	var buf [14]byte
 	n := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if mask != "" && mask[i] != '_' {
+			if c != mask[i] {
+				return "", false
+			}
+			continue
+		}
 		switch {
 		case c >= '0' && c <= '9':
 		case c >= 'A' && c <= 'Z':
 		case c >= 'a' && c <= 'z':
 			c -= 'a' - 'A'
-		case c == '.' || c == '-' || c == '/' || c == ' ':
-			continue
 		default:
+			return "", false
+		}
+		if n == len(buf) {
 			return "", false
 		}
 		buf[n] = c
@@ -161,8 +176,8 @@ func validPhone(s string) bool {
 func cleanPhone(s string) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '(', ')', '-', '.', '\t', '+', 0xc2:
+		switch c := s[i]; {
+		case c == ' ' || c == '(' || c == ')' || c == '-' || c == '.' || c == '\t' || c == '+' || c >= 0x80:
 			clean = false
 		}
 	}

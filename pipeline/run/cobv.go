@@ -1,0 +1,430 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/alitto/pond/v2"
+
+	"remessa/api"
+	"remessa/pipeline/journal"
+	"remessa/pipeline/results"
+)
+
+// runCobv sends the split configurations, then every batch (batches in
+// parallel up to the concurrency: batch 2 goes out while batch 1 is
+// processing), and for each final batch the split links and the paged
+// fetch of the charges.
+func (e *executor) runCobv(ctx context.Context) error {
+	splits, err := e.j.Splits(ctx)
+	if err != nil {
+		return err
+	}
+	cfgID := map[string]string{}
+	for _, s := range splits {
+		cfgID[s.Key] = s.ID
+		if s.State == "done" {
+			continue
+		}
+		seq, err := e.begin(ctx, routeSplitCfg, s.ID, nil)
+		if err != nil {
+			return err
+		}
+		e.crash.at("split-config")
+		_, callErr := e.svc.Client.Do(ctx, api.Pix, http.MethodPut, "/v2/gn/split/config/"+s.ID, json.RawMessage(s.Body))
+		if err := e.end(ctx, seq, callErr, func(tx *journal.Tx) error {
+			if callErr == nil {
+				return tx.SetSplit(s.Key, "done")
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if callErr != nil {
+			if se := e.classify(callErr); se != nil {
+				return se
+			}
+			p := problemOf(callErr)
+			return &StopError{Reason: "o serviço recusou a configuração de split " + s.ID + " (" + p.Message + "); nenhuma cobrança foi enviada. Corrija o split no job e rode de novo", Err: callErr}
+		}
+	}
+	batches, err := e.j.Batches(ctx)
+	if err != nil {
+		return err
+	}
+	done := 0
+	for _, b := range batches {
+		if b.State == journal.BatchDone {
+			done += b.End - b.First
+		}
+	}
+	e.prog.start(len(e.acc), done)
+	e.prog.batches(len(batches))
+	n := e.concurrency()
+	bpool := pond.NewPool(min(n, max(1, len(batches))))
+	defer bpool.StopAndWait()
+	lpool := pond.NewPool(n)
+	defer lpool.StopAndWait()
+	g := bpool.NewGroup()
+	for _, b := range batches {
+		if b.State == journal.BatchDone {
+			e.prog.batchDone()
+			continue
+		}
+		g.Submit(func() {
+			if err := e.doBatch(ctx, b, cfgID, lpool); err != nil {
+				se := e.classify(err)
+				if se == nil {
+					se = &StopError{Reason: fmt.Sprintf("lote %d", b.Num), Err: err}
+				}
+				e.halt(se)
+			}
+		})
+	}
+	g.Wait()
+	return nil
+}
+
+func (e *executor) doBatch(ctx context.Context, b journal.Batch, cfgID map[string]string, lpool pond.Pool) error {
+	rows := e.acc[b.First:b.End]
+	path := "/v2/lotecobv/" + b.ID
+	if b.State == journal.BatchPending || b.State == journal.BatchSent {
+		put := true
+		if b.State == journal.BatchSent {
+			// maybe accepted before a stop: ask before re-sending
+			if _, err := e.getLote(ctx, b); err == nil {
+				put = false
+			} else if !isStatus(err, http.StatusNotFound) {
+				return err
+			}
+		}
+		if put {
+			items := make([]json.RawMessage, len(rows))
+			for i, r := range rows {
+				items[i], _ = json.Marshal(r.req.Cobv)
+			}
+			body, _ := json.Marshal(struct {
+				Descricao string            `json:"descricao,omitempty"`
+				Cobsv     []json.RawMessage `json:"cobsv"`
+			}{e.m.BatchDesc, items})
+			for attempt := 0; ; attempt++ {
+				seq, err := e.begin(ctx, routeLotePut, b.ID, func(tx *journal.Tx) error { return tx.SetBatch(b.Num, journal.BatchSent) })
+				if err != nil {
+					return err
+				}
+				e.crash.at("lote-intent")
+				_, callErr := e.svc.Client.Do(ctx, api.Pix, http.MethodPut, path, json.RawMessage(body))
+				e.crash.at("lote-sent")
+				if err := e.end(ctx, seq, callErr, nil); err != nil {
+					return err
+				}
+				if callErr == nil {
+					break
+				}
+				if se := e.classify(callErr); se != nil {
+					return se
+				}
+				if (transient(callErr) || api.IsAmbiguous(callErr) || isStatus(callErr, 500)) && attempt < 6 {
+					sleepCtx(ctx, backoff(attempt)) // a PUT with an id is safe to repeat
+					continue
+				}
+				// the whole batch refused: every row denied, never retried blindly
+				p := problemOf(callErr)
+				return e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+					for _, r := range rows {
+						res := r.info
+						res.BatchID = b.ID
+						res.Problems = []results.Problem{p}
+						rb, _ := json.Marshal(res)
+						if err := tx.SetRow(r.idx, journal.RowDenied, rb); err != nil {
+							return err
+						}
+						r.state, r.res = journal.RowDenied, &res
+					}
+					return tx.SetBatch(b.Num, journal.BatchDone)
+				})
+			}
+		}
+		e.prog.phase(fmt.Sprintf("lote %d (%s) enviado: %d cobranças", b.Num, b.ID, len(rows)))
+		// poll with backoff until every item is CRIADA or NEGADA
+		wait := 50 * time.Millisecond
+		maxWait := e.opts.PollMax
+		if maxWait <= 0 {
+			maxWait = 2 * time.Second
+		}
+		var lote *api.LoteCobV
+		for {
+			l, err := e.getLote(ctx, b)
+			e.crash.at("lote-poll")
+			if err != nil {
+				if se := e.classify(err); se != nil {
+					return se
+				}
+				if !transient(err) && !isStatus(err, 500) && !isStatus(err, 404) {
+					return err
+				}
+			} else if l.Done() {
+				lote = l
+				break
+			}
+			sleepCtx(ctx, wait)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			wait = min(wait*3/2, maxWait)
+		}
+		status := map[string]api.LoteCobVStatus{}
+		for _, it := range lote.Cobsv {
+			status[it.Txid] = it
+		}
+		if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+			for _, r := range rows {
+				it, ok := status[r.info.Txid]
+				res := r.info
+				res.BatchID = b.ID
+				state := journal.RowCreated
+				switch {
+				case !ok:
+					state = journal.RowDenied
+					res.Problems = []results.Problem{{Code: "fora_do_lote", Message: "o lote não contém este txid"}}
+				case it.Status == "NEGADA":
+					state = journal.RowDenied
+					p := results.Problem{Code: "NEGADA", Message: "cobrança negada pelo serviço",
+						Action: "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)",
+						ActionEN: "fix the row and send it again in a new run (it is in the rejected rows file)"}
+					if it.Problema != nil {
+						p.Code = it.Problema.TypeName()
+						p.Message = it.Problema.Title
+						if it.Problema.Detail != "" {
+							p.Message += ": " + it.Problema.Detail
+						}
+						for _, v := range it.Problema.Violacoes {
+							p.Message += "; " + v.Propriedade + ": " + v.Razao
+							if p.Field == "" {
+								p.Field, p.Value = v.Propriedade, v.Valor
+							}
+						}
+					}
+					res.Problems = []results.Problem{p}
+				}
+				rb, _ := json.Marshal(res)
+				if err := tx.SetRow(r.idx, state, rb); err != nil {
+					return err
+				}
+				r.state, r.res = state, &res
+			}
+			return tx.SetBatch(b.Num, journal.BatchFinal)
+		}); err != nil {
+			return err
+		}
+		b.State = journal.BatchFinal
+		e.prog.phase(fmt.Sprintf("lote %d final", b.Num))
+	}
+	// split links, one per created charge not yet linked
+	g := lpool.NewGroup()
+	var lmu sync.Mutex
+	var linkErr error
+	for _, r := range rows {
+		if r.state != journal.RowCreated || r.req.SplitKey == "" || r.res == nil || r.linked() {
+			continue
+		}
+		g.Submit(func() {
+			if err := e.link(ctx, r, cfgID[r.req.SplitKey]); err != nil {
+				lmu.Lock()
+				if linkErr == nil {
+					linkErr = err
+				}
+				lmu.Unlock()
+			}
+		})
+	}
+	g.Wait()
+	if linkErr != nil {
+		return linkErr
+	}
+	// copy-and-paste codes and locations, by page
+	if err := e.fetchBatch(ctx, b, rows); err != nil {
+		return err
+	}
+	if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error { return tx.SetBatch(b.Num, journal.BatchDone) }); err != nil {
+		return err
+	}
+	e.prog.batchDone()
+	return nil
+}
+
+// linked reports whether the row's split link was journaled as made.
+func (r *jrow) linked() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.resProblems() {
+		if p.Code == "split_vinculado" {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *jrow) resProblems() []results.Problem {
+	if r.res == nil {
+		return nil
+	}
+	return r.res.Problems
+}
+
+func (e *executor) link(ctx context.Context, r *jrow, cfg string) error {
+	if e.stopping() {
+		return e.stop.Load()
+	}
+	for attempt := 0; ; attempt++ {
+		seq, err := e.begin(ctx, routeSplitLink, r.info.Txid, nil)
+		if err != nil {
+			return err
+		}
+		e.crash.at("link")
+		_, callErr := e.svc.Client.Do(ctx, api.Pix, http.MethodPut, "/v2/gn/split/cobv/"+r.info.Txid+"/vinculo/"+cfg, nil)
+		if callErr == nil {
+			r.mu.Lock()
+			res := *r.res
+			res.Problems = append(append([]results.Problem(nil), res.Problems...), results.Problem{Code: "split_vinculado", Message: "vinculada à configuração de split " + cfg})
+			r.mu.Unlock()
+			rb, _ := json.Marshal(&res)
+			err := e.end(ctx, seq, nil, func(tx *journal.Tx) error { return tx.SetRow(r.idx, journal.RowCreated, rb) })
+			if err == nil {
+				r.mu.Lock()
+				r.res = &res
+				r.mu.Unlock()
+			}
+			return err
+		}
+		if err := e.end(ctx, seq, callErr, nil); err != nil {
+			return err
+		}
+		if se := e.classify(callErr); se != nil {
+			return se
+		}
+		if attempt >= 6 {
+			return fmt.Errorf("vínculo de split de %s: %w", r.info.Txid, callErr)
+		}
+		sleepCtx(ctx, backoff(attempt))
+	}
+}
+
+func (e *executor) getLote(ctx context.Context, b journal.Batch) (*api.LoteCobV, error) {
+	seq, err := e.begin(ctx, routeLoteGet, b.ID, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, callErr := e.svc.Client.Do(ctx, api.Pix, http.MethodGet, "/v2/lotecobv/"+b.ID, nil)
+	if err := e.end(ctx, seq, callErr, nil); err != nil {
+		return nil, err
+	}
+	if callErr != nil {
+		return nil, callErr
+	}
+	var l api.LoteCobV
+	if err := json.Unmarshal(resp.Body, &l); err != nil {
+		return nil, fmt.Errorf("lote %s: resposta ilegível: %w", b.ID, err)
+	}
+	return &l, nil
+}
+
+// fetchBatch reads the batch's charges by page (GET /v2/cobv?loteCobVId=)
+// and completes the created rows with pixCopiaECola and location.
+func (e *executor) fetchBatch(ctx context.Context, b journal.Batch, rows []*jrow) error {
+	byTxid := map[string]*jrow{}
+	for _, r := range rows {
+		if r.state == journal.RowCreated {
+			byTxid[r.info.Txid] = r
+		}
+	}
+	if len(byTxid) == 0 {
+		return nil
+	}
+	id, _ := strconv.ParseInt(b.ID, 10, 64)
+	for page := 0; ; page++ {
+		p := api.ListCobVParams{LoteCobVID: id}
+		p.Inicio, p.Fim = e.window[0], e.opts.now().Add(48*time.Hour)
+		p.PaginaAtual, p.ItensPorPagina = page, 1000
+		var pg *api.CobVPage
+		for attempt := 0; ; attempt++ {
+			seq, err := e.begin(ctx, routeCobvList, b.ID+"#"+strconv.Itoa(page), nil)
+			if err != nil {
+				return err
+			}
+			var callErr error
+			pg, callErr = e.svc.Client.ListCobV(ctx, p)
+			if err := e.end(ctx, seq, callErr, nil); err != nil {
+				return err
+			}
+			if callErr == nil {
+				break
+			}
+			if se := e.classify(callErr); se != nil {
+				return se
+			}
+			if attempt >= 6 {
+				return callErr
+			}
+			sleepCtx(ctx, backoff(attempt))
+		}
+		e.crash.at("fetch")
+		if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+			for _, c := range pg.Cobs {
+				r := byTxid[c.Txid]
+				if r == nil {
+					continue
+				}
+				r.mu.Lock()
+				res := *r.res
+				res.PixCopiaECola = c.PixCopiaECola
+				res.Location = c.Location
+				if res.Location == "" && c.Loc != nil {
+					res.Location = c.Loc.Location
+				}
+				if c.Calendario.DataDeVencimento != "" {
+					res.DueDate = c.Calendario.DataDeVencimento
+				}
+				// the link marker is internal bookkeeping, not a problem
+				var keep []results.Problem
+				for _, pr := range res.Problems {
+					if pr.Code != "split_vinculado" {
+						keep = append(keep, pr)
+					}
+				}
+				res.Problems = keep
+				rb, _ := json.Marshal(&res)
+				if err := tx.SetRow(r.idx, journal.RowIssued, rb); err != nil {
+					r.mu.Unlock()
+					return err
+				}
+				r.state, r.res = journal.RowIssued, &res
+				r.mu.Unlock()
+				delete(byTxid, c.Txid)
+				e.prog.row(journal.RowIssued)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		pag := pg.Parametros.Paginacao
+		if len(byTxid) == 0 || len(pg.Cobs) == 0 || page+1 >= pag.QuantidadeDePaginas {
+			break
+		}
+	}
+	if len(byTxid) > 0 {
+		return errors.New("lote " + b.ID + ": " + strconv.Itoa(len(byTxid)) + " cobrança(s) criadas não apareceram na listagem")
+	}
+	return nil
+}
+
+func isStatus(err error, status int) bool {
+	var ae *api.Error
+	return errors.As(err, &ae) && ae.Status == status
+}

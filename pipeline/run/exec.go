@@ -1,0 +1,921 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/alitto/pond/v2"
+	"github.com/rs/zerolog"
+
+	"remessa/api"
+	"remessa/pipeline"
+	"remessa/pipeline/journal"
+	"remessa/pipeline/results"
+	"remessa/rules"
+)
+
+// Route names as jobs (rate:, quota:) and the journal use them.
+const (
+	routeCarnet     = pipeline.RouteCarnet
+	routeOneStep    = pipeline.RouteOneStep
+	routeLotePut    = pipeline.RouteLotePut
+	routeLoteGet    = pipeline.RouteLoteGet
+	routeCobvList   = pipeline.RouteCobvList
+	routeSplitCfg   = pipeline.RouteSplitConfig
+	routeSplitLink  = pipeline.RouteSplitVinculo
+	routeChargeList = "GET /v1/charges"
+	routeCarnetGet  = "GET /v1/carnet/:id"
+	routeChargeGet  = "GET /v1/charge/:id"
+)
+
+// jrow is a row being worked on.
+type jrow struct {
+	mu    sync.Mutex
+	idx   int
+	key   string
+	state string
+	info  results.Row
+	req   rowReq
+	res   *results.Row // filled result (nil until the service answered)
+	tries int
+}
+
+type executor struct {
+	j      *journal.Journal
+	svc    *Service
+	m      Meta
+	opts   Options
+	log    zerolog.Logger
+	prog   *progress
+	crash  *crasher
+	rows   []*jrow // every row, by input index order
+	acc    []*jrow // accepted rows (with a request), in input order
+	quota  map[string]int
+	qmu    sync.Mutex
+	used   map[string]int // calls per route today
+	day    string
+	stop   atomic.Pointer[StopError]
+	sent   atomic.Int64 // creation calls sent in this process
+	window [2]time.Time // lookup window for GET /v1/charges and GET /v2/cobv
+}
+
+// execute connects to the service and drives every unfinished row of the
+// journal to its end (or until a stop), then writes the results.
+func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, warnings []string) (*Outcome, error) {
+	metas, err := j.Meta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := json.Unmarshal([]byte(metas["meta"]), &m); err != nil {
+		return nil, fmt.Errorf("journal: metadados ilegíveis: %w", err)
+	}
+	log, lc, err := newLogger(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lc.Close()
+	log = log.With().Str("run", m.RunID).Logger()
+	e := &executor{j: j, m: m, opts: opts, log: log, crash: newCrasher(), used: map[string]int{}}
+	e.prog = newProgress(opts, m)
+	defer e.prog.close()
+	for _, w := range warnings {
+		e.prog.say(w)
+		log.Warn().Msg(w)
+	}
+	if err := e.load(ctx); err != nil {
+		return nil, err
+	}
+	e.setupQuota()
+	start, _ := time.Parse(time.RFC3339, m.StartedAt)
+	e.window = [2]time.Time{start.Add(-24 * time.Hour), opts.now().Add(48 * time.Hour)}
+
+	out := &Outcome{RunID: m.RunID, Dir: dir, Warnings: warnings}
+	if e.unfinished() {
+		svc, err := e.connect(ctx)
+		if err != nil {
+			e.stop.Store(&StopError{Reason: "não foi possível conectar ao serviço", Err: err})
+		} else {
+			defer svc.Close()
+			e.svc = svc
+			if m.Account == "" && svc.PayeeCode != "" {
+				e.m.Account = svc.PayeeCode
+				mb, _ := json.Marshal(e.m)
+				j.Tx(ctx, func(tx *journal.Tx) error { return tx.SetMeta("meta", string(mb)) })
+			}
+			log.Info().Str("service", m.Service).Str("base_url", svc.BaseURL).Msg("run started")
+			e.prog.phase(fmt.Sprintf("serviço %s em %s", m.Service, svc.BaseURL))
+			switch m.Kind {
+			case results.Cobv:
+				err = e.runCobv(ctx)
+			default:
+				err = e.runPosts(ctx)
+			}
+			if err != nil {
+				var se *StopError
+				if !errors.As(err, &se) {
+					se = &StopError{Reason: "falha inesperada", Err: err}
+				}
+				e.stop.CompareAndSwap(nil, se)
+			}
+		}
+	}
+	out.Stop = e.stop.Load()
+	if out.Stop != nil {
+		log.Warn().Str("reason", out.Stop.Error()).Msg("run stopped")
+	}
+	res := e.results()
+	out.Results = res
+	paths, err := writeResults(dir, res, e.m)
+	out.Reports = paths
+	e.prog.finish(res, out.Stop)
+	if err != nil {
+		return out, fmt.Errorf("relatórios: %w", err)
+	}
+	return out, nil
+}
+
+func (e *executor) connect(ctx context.Context) (*Service, error) {
+	m := e.m
+	c := serviceConfig{Kind: m.Service, BaseURL: m.BaseURL, PixBaseURL: m.PixBaseURL, SandboxDir: m.SandboxDir,
+		PixKeys: m.PixKeys, Rates: m.Rates, Log: e.log, Timeout: e.opts.Timeout}
+	if e.opts.BaseURL != "" {
+		c.BaseURL, c.PixBaseURL = e.opts.BaseURL, e.opts.PixBaseURL
+	}
+	if e.opts.Rates != nil {
+		c.Rates = e.opts.Rates
+	}
+	if c.Kind != "embedded" {
+		c.ClientID, c.ClientSecret = e.opts.getenv("REMESSA_CLIENT_ID"), e.opts.getenv("REMESSA_CLIENT_SECRET")
+		c.P12File, c.P12Password = e.opts.getenv("REMESSA_CERT"), e.opts.getenv("REMESSA_CERT_PASSWORD")
+		if c.ClientID == "" || c.ClientSecret == "" {
+			// the job may name them with ${VAR}
+			if job, err := pipeline.Load(m.JobFile, pipeline.LoadOptions{Getenv: e.opts.Getenv}); err == nil {
+				c.ClientID, c.ClientSecret = job.Endpoint.ClientID, job.Endpoint.ClientSecret
+				if c.P12File == "" {
+					c.P12File, c.P12Password = job.Endpoint.Certificate, job.Endpoint.CertificatePassword
+				}
+			}
+		}
+	}
+	return connect(ctx, c)
+}
+
+func (e *executor) load(ctx context.Context) error {
+	rows, err := e.j.Rows(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		jr := &jrow{idx: r.Index, key: r.Key, state: r.State, tries: r.Attempts}
+		if err := json.Unmarshal(r.Info, &jr.info); err != nil {
+			return fmt.Errorf("journal: linha %d: %w", r.Index, err)
+		}
+		if r.Req != nil {
+			if err := json.Unmarshal(r.Req, &jr.req); err != nil {
+				return fmt.Errorf("journal: linha %d: %w", r.Index, err)
+			}
+		}
+		if r.Res != nil {
+			var res results.Row
+			if err := json.Unmarshal(r.Res, &res); err == nil {
+				jr.res = &res
+			}
+		}
+		e.rows = append(e.rows, jr)
+		if jr.state != journal.RowRefused {
+			e.acc = append(e.acc, jr)
+		}
+	}
+	return nil
+}
+
+func (e *executor) unfinished() bool {
+	for _, r := range e.acc {
+		switch r.state {
+		case journal.RowIssued, journal.RowDenied:
+		default:
+			return true
+		}
+	}
+	if e.m.Kind == results.Cobv {
+		bs, _ := e.j.Batches(context.Background())
+		for _, b := range bs {
+			if b.State != journal.BatchDone {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setupQuota decides the daily request quota per route.
+func (e *executor) setupQuota() {
+	e.quota = map[string]int{}
+	switch {
+	case e.opts.Quota > 0:
+		e.quota["default"] = e.opts.Quota
+	case len(e.m.Quota) > 0:
+		for k, v := range e.m.Quota {
+			e.quota[k] = v
+		}
+	case e.m.Service != "embedded":
+		e.quota["default"] = rules.DailyQuotaPerRoute
+	}
+}
+
+func (e *executor) quotaFor(route string) int {
+	if q, ok := e.quota[route]; ok {
+		return q
+	}
+	return e.quota["default"]
+}
+
+// nextMidnight is when the daily quotas start again (São Paulo midnight).
+func nextMidnight(now time.Time) time.Time {
+	sp := now.In(rules.SaoPaulo)
+	return time.Date(sp.Year(), sp.Month(), sp.Day()+1, 0, 0, 0, 0, rules.SaoPaulo)
+}
+
+// stopping reports whether the run is stopping (no new calls).
+func (e *executor) stopping() bool { return e.stop.Load() != nil }
+
+func (e *executor) halt(se *StopError) { e.stop.CompareAndSwap(nil, se) }
+
+// begin waits for the route's rate limiter, checks the daily quota and
+// journals the call as intended, with extra journal changes in the same
+// transaction.
+func (e *executor) begin(ctx context.Context, route, target string, extra func(*journal.Tx) error) (int64, error) {
+	if se := e.stop.Load(); se != nil {
+		return 0, se
+	}
+	if q := e.quotaFor(route); q > 0 {
+		e.qmu.Lock()
+		day := journal.Day(e.opts.now())
+		if day != e.day {
+			e.day, e.used = day, map[string]int{}
+		}
+		n, ok := e.used[route]
+		if !ok {
+			c, err := e.j.CallsOn(ctx, route, day)
+			if err != nil {
+				e.qmu.Unlock()
+				return 0, err
+			}
+			n = c
+		}
+		if n >= q {
+			e.qmu.Unlock()
+			se := &StopError{Reason: fmt.Sprintf("cota diária de %d requisições da rota %s atingida", q, route), ResumeAt: nextMidnight(e.opts.now())}
+			e.halt(se)
+			return 0, se
+		}
+		e.used[route] = n + 1
+		e.qmu.Unlock()
+	}
+	if e.svc != nil {
+		if err := e.svc.limiter.Wait(ctx, route); err != nil {
+			return 0, err
+		}
+	}
+	var seq int64
+	err := e.j.Tx(ctx, func(tx *journal.Tx) error {
+		var err error
+		if seq, err = tx.Intend(route, target); err != nil {
+			return err
+		}
+		if extra != nil {
+			return extra(tx)
+		}
+		return nil
+	})
+	return seq, err
+}
+
+// end journals a call's outcome with extra changes in the same transaction.
+func (e *executor) end(ctx context.Context, seq int64, callErr error, extra func(*journal.Tx) error) error {
+	state, status, text := journal.CallOK, 200, ""
+	if callErr != nil {
+		state, text = journal.CallFailed, api.RedactString(callErr.Error())
+		status = 0
+		var ae *api.Error
+		if errors.As(callErr, &ae) {
+			status = ae.Status
+		}
+		if api.IsAmbiguous(callErr) {
+			state = journal.CallUnknown
+		}
+	}
+	return e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+		if err := tx.Finish(seq, state, status, text); err != nil {
+			return err
+		}
+		if extra != nil {
+			return extra(tx)
+		}
+		return nil
+	})
+}
+
+// classify turns a call error into a stop when the run cannot go on
+// (quota, service unreachable); nil when the error concerns only the call.
+func (e *executor) classify(err error) *StopError {
+	if err == nil {
+		return nil
+	}
+	var se *StopError
+	if errors.As(err, &se) {
+		return se
+	}
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		if ae.Status == http.StatusTooManyRequests {
+			if ae.Code == 3500049 || ae.RetryAfter > api.DefaultMaxRetryWait || strings.Contains(strings.ToLower(ae.Description+ae.Err), "daily") {
+				at := e.opts.now().Add(ae.RetryAfter)
+				if ae.RetryAfter <= 0 {
+					at = nextMidnight(e.opts.now())
+				}
+				return &StopError{Reason: "cota diária do serviço esgotada (429)", ResumeAt: at, Err: err}
+			}
+			return nil
+		}
+		if ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden {
+			return &StopError{Reason: "o serviço recusou as credenciais", Err: err}
+		}
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &StopError{Reason: "interrompida", Err: err}
+	}
+	if api.IsAmbiguous(err) {
+		return nil
+	}
+	return &StopError{Reason: "serviço inacessível", Err: err}
+}
+
+// transient reports whether a call error means "not processed, try again
+// later" (429 after the client's retries, 503).
+func transient(err error) bool {
+	var ae *api.Error
+	if errors.As(err, &ae) && !ae.Ambiguous {
+		return ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusServiceUnavailable
+	}
+	return false
+}
+
+// problemOf describes a service refusal for the results.
+func problemOf(err error) results.Problem {
+	var ae *api.Error
+	p := results.Problem{Code: "erro_servico", Message: api.RedactString(err.Error()), MessageEN: api.RedactString(err.Error())}
+	if errors.As(err, &ae) {
+		switch {
+		case ae.Code != 0:
+			p.Code = strconv.Itoa(ae.Code)
+			p.Field = ae.Property
+			if ae.Description != "" {
+				p.Message = ae.Description
+			}
+		case ae.Problem != nil:
+			p.Code = ae.Problem.TypeName()
+			p.Message = ae.Problem.Title
+			if ae.Problem.Detail != "" {
+				p.Message += ": " + ae.Problem.Detail
+			}
+			for _, v := range ae.Problem.Violacoes {
+				p.Message += "; " + v.Propriedade + ": " + v.Razao
+			}
+		case ae.Nome != "":
+			p.Code, p.Message = ae.Nome, ae.Mensagem
+		}
+	}
+	p.Action = "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)"
+	p.ActionEN = "fix the row and send it again in a new run (it is in the rejected rows file)"
+	return p
+}
+
+// ---- carnets and slips: one POST per row ----
+
+func (e *executor) runPosts(ctx context.Context) error {
+	n := e.concurrency()
+	pool := pond.NewPool(n)
+	defer pool.StopAndWait()
+	group := pool.NewGroup()
+	var todo []*jrow
+	for _, r := range e.acc {
+		if r.state != journal.RowIssued && r.state != journal.RowDenied {
+			todo = append(todo, r)
+		}
+	}
+	e.prog.start(len(e.acc), len(e.acc)-len(todo))
+	e.prog.phase(fmt.Sprintf("%d linha(s) a emitir, %d simultâneas", len(todo), n))
+	for _, r := range todo {
+		group.Submit(func() {
+			if e.stopping() {
+				return
+			}
+			if err := e.postRow(ctx, r); err != nil {
+				if se := e.classify(err); se != nil {
+					e.halt(se)
+				} else {
+					e.log.Error().Err(err).Int("row", r.info.SourceRow).Msg("row failed")
+				}
+			}
+			e.prog.row(r.state)
+		})
+	}
+	group.Wait()
+	return nil
+}
+
+func (e *executor) concurrency() int {
+	n := e.opts.Concurrency
+	if n <= 0 {
+		n = e.m.Concurrency
+	}
+	if n <= 0 {
+		n = pipeline.DefaultConcurrency
+	}
+	return n
+}
+
+func (e *executor) postRoute() (route, path, chargeType string) {
+	if e.m.Kind == results.Carnets {
+		return routeCarnet, "/v1/carnet", "carnet"
+	}
+	return routeOneStep, "/v1/charge/one-step", "billet"
+}
+
+// postRow brings one carnet or slip row to issued, denied or ambiguous.
+func (e *executor) postRow(ctx context.Context, r *jrow) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	route, path, _ := e.postRoute()
+	var body any
+	if r.req.Carnet != nil {
+		body = r.req.Carnet
+	} else {
+		body = r.req.Slip
+	}
+	// An earlier attempt whose outcome is unknown is resolved first.
+	if r.state == journal.RowSending || r.state == journal.RowAmbiguous {
+		found, err := e.resolve(ctx, r)
+		if err != nil {
+			if se := e.classify(err); se != nil && !errors.Is(err, context.Canceled) {
+				return se
+			}
+			return e.setRow(ctx, r, journal.RowAmbiguous, e.ambiguousRes(r, err))
+		}
+		if found {
+			return nil
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		if e.opts.StopAfter > 0 && int(e.sent.Load()) >= e.opts.StopAfter {
+			e.halt(&StopError{Reason: "parada pedida (teste)"})
+		}
+		seq, err := e.begin(ctx, route, r.info.CustomID, func(tx *journal.Tx) error {
+			if err := tx.SetRow(r.idx, journal.RowSending, nil); err != nil {
+				return err
+			}
+			return tx.CountAttempt(r.idx)
+		})
+		if err != nil {
+			return err
+		}
+		r.state = journal.RowSending
+		e.crash.at("post-intent")
+		e.sent.Add(1)
+		resp, callErr := e.svc.Client.Do(ctx, api.V1, http.MethodPost, path, body)
+		e.crash.at("post-sent")
+		if callErr == nil {
+			res, perr := e.parsePost(r, resp.Body)
+			if perr != nil {
+				// created, but the answer is unreadable: find it by custom_id
+				callErr = fmt.Errorf("%w: resposta ilegível: %v", api.ErrAmbiguous, perr)
+			} else {
+				return e.endRow(ctx, seq, nil, r, journal.RowIssued, res)
+			}
+		}
+		switch {
+		case api.IsAmbiguous(callErr):
+			if err := e.end(ctx, seq, callErr, nil); err != nil {
+				return err
+			}
+			e.log.Warn().Err(callErr).Int("row", r.info.SourceRow).Msg("outcome unknown; looking it up")
+			e.prog.ambiguous()
+			e.settle(ctx)
+			found, err := e.resolve(ctx, r)
+			if err != nil {
+				return e.setRow(ctx, r, journal.RowAmbiguous, e.ambiguousRes(r, err))
+			}
+			if found {
+				return nil
+			}
+			if attempt >= 4 {
+				return e.setRow(ctx, r, journal.RowAmbiguous, e.ambiguousRes(r, callErr))
+			}
+		case transient(callErr) && e.classify(callErr) == nil:
+			if err := e.end(ctx, seq, callErr, func(tx *journal.Tx) error { return tx.SetRow(r.idx, journal.RowPending, nil) }); err != nil {
+				return err
+			}
+			r.state = journal.RowPending
+			if attempt >= 6 {
+				return &StopError{Reason: "o serviço continua recusando por excesso de requisições ou indisponibilidade", Err: callErr}
+			}
+			sleepCtx(ctx, backoff(attempt))
+		default:
+			if se := e.classify(callErr); se != nil {
+				// not processed (429 quota, unreachable before sending): back to pending
+				if err := e.end(ctx, seq, callErr, func(tx *journal.Tx) error { return tx.SetRow(r.idx, journal.RowPending, nil) }); err != nil {
+					return err
+				}
+				r.state = journal.RowPending
+				return se
+			}
+			res := r.info
+			res.Problems = append(res.Problems, problemOf(callErr))
+			return e.endRow(ctx, seq, callErr, r, journal.RowDenied, &res)
+		}
+	}
+}
+
+func (e *executor) endRow(ctx context.Context, seq int64, callErr error, r *jrow, state string, res *results.Row) error {
+	b, _ := json.Marshal(res)
+	err := e.end(ctx, seq, callErr, func(tx *journal.Tx) error { return tx.SetRow(r.idx, state, b) })
+	if err == nil {
+		r.state, r.res = state, res
+	}
+	return err
+}
+
+func (e *executor) setRow(ctx context.Context, r *jrow, state string, res *results.Row) error {
+	var b []byte
+	if res != nil {
+		b, _ = json.Marshal(res)
+	}
+	err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error { return tx.SetRow(r.idx, state, b) })
+	if err == nil {
+		r.state = state
+		if res != nil {
+			r.res = res
+		}
+	}
+	return err
+}
+
+func (e *executor) ambiguousRes(r *jrow, err error) *results.Row {
+	res := r.info
+	res.Problems = []results.Problem{{Code: "resultado_incerto",
+		Message:   "o envio pode ter sido processado e não foi possível confirmar pelo custom_id " + r.info.CustomID + ": " + api.RedactString(err.Error()),
+		MessageEN: "the request may have been processed and could not be confirmed by custom_id " + r.info.CustomID,
+		Action:    "rode \"remessa resume\" mais tarde: a linha será procurada de novo e só será enviada se certamente não existir",
+		ActionEN:  "run \"remessa resume\" later: the row is looked up again and only sent if it certainly does not exist"}}
+	return &res
+}
+
+func (e *executor) settle(ctx context.Context) {
+	d := e.opts.SettleDelay
+	if d == 0 {
+		d = 500 * time.Millisecond
+	}
+	if d > 0 {
+		sleepCtx(ctx, d)
+	}
+}
+
+func backoff(attempt int) time.Duration {
+	d := 200 * time.Millisecond << min(attempt, 5)
+	return min(d, 5*time.Second)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// resolve looks the row's custom_id up (GET /v1/charges) and adopts what
+// exists. found false with a nil error means it certainly does not exist.
+func (e *executor) resolve(ctx context.Context, r *jrow) (bool, error) {
+	_, _, ctype := e.postRoute()
+	q := url.Values{}
+	q.Set("charge_type", ctype)
+	q.Set("custom_id", r.info.CustomID)
+	q.Set("begin_date", e.window[0].In(rules.SaoPaulo).Format("2006-01-02"))
+	end := e.opts.now().Add(48 * time.Hour)
+	if end.Before(e.window[1]) {
+		end = e.window[1]
+	}
+	q.Set("end_date", end.In(rules.SaoPaulo).Format("2006-01-02"))
+	q.Set("limit", "100")
+	var list []struct {
+		ID      int64 `json:"id"`
+		Payment *struct {
+			Carnet *struct {
+				CarnetID int64 `json:"carnet_id"`
+			} `json:"carnet"`
+		} `json:"payment"`
+	}
+	if err := e.v1Get(ctx, routeChargeList, "/v1/charges?"+q.Encode(), r.info.CustomID, &list); err != nil {
+		return false, err
+	}
+	if len(list) == 0 {
+		e.log.Info().Int("row", r.info.SourceRow).Str("custom_id", r.info.CustomID).Msg("not found: will send")
+		return false, nil
+	}
+	e.prog.adopted()
+	var body []byte
+	var err error
+	if e.m.Kind == results.Carnets {
+		id := int64(0)
+		for _, it := range list {
+			if it.Payment != nil && it.Payment.Carnet != nil {
+				if id == 0 || it.Payment.Carnet.CarnetID < id {
+					id = it.Payment.Carnet.CarnetID
+				}
+			}
+		}
+		if id == 0 {
+			return false, fmt.Errorf("custom_id %s listado sem carnet_id", r.info.CustomID)
+		}
+		body, err = e.v1GetRaw(ctx, routeCarnetGet, "/v1/carnet/"+strconv.FormatInt(id, 10))
+	} else {
+		id := list[0].ID
+		for _, it := range list {
+			id = min(id, it.ID)
+		}
+		body, err = e.v1GetRaw(ctx, routeChargeGet, "/v1/charge/"+strconv.FormatInt(id, 10))
+	}
+	if err != nil {
+		return false, err
+	}
+	res, err := e.parsePost(r, body)
+	if err != nil {
+		return false, err
+	}
+	if len(list) > 1 && e.m.Kind != results.Carnets {
+		res.Problems = append(res.Problems, results.Problem{Code: "custom_id_repetido",
+			Message: fmt.Sprintf("%d cobranças com o custom_id %s; adotada a de menor id", len(list), r.info.CustomID)})
+	}
+	e.log.Info().Int("row", r.info.SourceRow).Str("custom_id", r.info.CustomID).Msg("found: adopted")
+	return true, e.setRow(ctx, r, journal.RowIssued, res)
+}
+
+// v1Get journals and sends a GET to the charges API, decoding data into out.
+func (e *executor) v1Get(ctx context.Context, route, path, target string, out any) error {
+	b, err := e.v1GetRawT(ctx, route, path, target)
+	if err != nil {
+		return err
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return fmt.Errorf("%s: resposta ilegível: %w", route, err)
+	}
+	return json.Unmarshal(env.Data, out)
+}
+
+func (e *executor) v1GetRaw(ctx context.Context, route, path string) ([]byte, error) {
+	return e.v1GetRawT(ctx, route, path, path)
+}
+
+func (e *executor) v1GetRawT(ctx context.Context, route, path, target string) ([]byte, error) {
+	seq, err := e.begin(ctx, route, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, callErr := e.svc.Client.Do(ctx, api.V1, http.MethodGet, path, nil)
+	if err := e.end(ctx, seq, callErr, nil); err != nil {
+		return nil, err
+	}
+	if callErr != nil {
+		return nil, callErr
+	}
+	return resp.Body, nil
+}
+
+// Charges API answers (creation and query forms).
+type pixOut struct {
+	QRCode string `json:"qrcode"`
+}
+type parcelOut struct {
+	ChargeID int64           `json:"charge_id"`
+	Parcel   json.RawMessage `json:"parcel"`
+	Status   string          `json:"status"`
+	Value    int64           `json:"value"`
+	ExpireAt string          `json:"expire_at"`
+	URL      string          `json:"url"`
+	PDF      struct {
+		Charge string `json:"charge"`
+	} `json:"pdf"`
+	Barcode string  `json:"barcode"`
+	Pix     *pixOut `json:"pix"`
+}
+type carnetOut struct {
+	CarnetID int64  `json:"carnet_id"`
+	Link     string `json:"link"`
+	Cover    string `json:"cover"`
+	PDF      struct {
+		Carnet string `json:"carnet"`
+	} `json:"pdf"`
+	Charges []parcelOut `json:"charges"`
+}
+type billetOut struct {
+	Barcode  string  `json:"barcode"`
+	Pix      *pixOut `json:"pix"`
+	Link     string  `json:"link"`
+	ExpireAt string  `json:"expire_at"`
+	PDF      struct {
+		Charge string `json:"charge"`
+	} `json:"pdf"`
+}
+type slipOut struct {
+	ChargeID int64 `json:"charge_id"`
+	Total    int64 `json:"total"`
+	billetOut
+	Payment *struct {
+		BankingBillet *billetOut `json:"banking_billet"`
+	} `json:"payment"`
+}
+
+// parsePost turns a creation answer (or the GET of what was created) into
+// the row's result.
+func (e *executor) parsePost(r *jrow, body []byte) (*results.Row, error) {
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || len(env.Data) == 0 {
+		return nil, fmt.Errorf("sem data: %v", err)
+	}
+	res := r.info
+	res.Problems = nil
+	if e.m.Kind == results.Carnets {
+		var c carnetOut
+		if err := json.Unmarshal(env.Data, &c); err != nil {
+			return nil, err
+		}
+		if c.CarnetID == 0 || len(c.Charges) == 0 {
+			return nil, errors.New("carnê sem carnet_id ou parcelas")
+		}
+		res.CarnetID, res.Link, res.Cover, res.PDF = c.CarnetID, c.Link, c.Cover, c.PDF.Carnet
+		res.ChargeIDs = nil
+		res.Parcels = nil
+		for i, p := range c.Charges {
+			n := i + 1
+			if s := strings.Trim(string(p.Parcel), `"`); s != "" {
+				if x, err := strconv.Atoi(s); err == nil {
+					n = x
+				}
+			}
+			pc := results.Parcel{Number: n, ChargeID: p.ChargeID, DueDate: p.ExpireAt, ValueCents: p.Value, Status: p.Status,
+				TypedLine: p.Barcode, Link: p.URL, PDF: p.PDF.Charge}
+			if bc, err := rules.BarcodeFromTypedLine(p.Barcode); err == nil {
+				pc.Barcode = bc
+			}
+			if p.Pix != nil {
+				pc.PixCopiaECola = p.Pix.QRCode
+			}
+			res.ChargeIDs = append(res.ChargeIDs, p.ChargeID)
+			res.Parcels = append(res.Parcels, pc)
+		}
+		if len(res.Parcels) > 0 {
+			res.DueDate = res.Parcels[0].DueDate
+		}
+		return &res, nil
+	}
+	var s slipOut
+	if err := json.Unmarshal(env.Data, &s); err != nil {
+		return nil, err
+	}
+	b := s.billetOut
+	if s.Payment != nil && s.Payment.BankingBillet != nil {
+		b = *s.Payment.BankingBillet
+	}
+	if s.ChargeID == 0 || b.Barcode == "" {
+		return nil, errors.New("boleto sem charge_id ou linha digitável")
+	}
+	res.ChargeIDs = []int64{s.ChargeID}
+	res.TypedLine, res.Link, res.PDF = b.Barcode, b.Link, b.PDF.Charge
+	if bc, err := rules.BarcodeFromTypedLine(b.Barcode); err == nil {
+		res.Barcode = bc
+	}
+	if b.Pix != nil {
+		res.PixCopiaECola = b.Pix.QRCode
+	}
+	if b.ExpireAt != "" {
+		res.DueDate = b.ExpireAt
+	}
+	return &res, nil
+}
+
+// ---- results ----
+
+func (e *executor) results() *results.Results {
+	r := &results.Results{Version: results.FileVersion}
+	r.Run = results.RunInfo{ID: e.m.RunID, JobName: e.m.JobName, JobFile: e.m.JobFile, JobSHA256: e.m.JobSHA256,
+		InputFile: e.m.InputFile, InputSHA256: e.m.InputSHA256, Kind: e.m.Kind, Service: e.m.Service,
+		Account: e.m.Account, Operator: e.m.Operator, StartedAt: e.m.StartedAt, RemessaVersion: Version}
+	if e.svc != nil {
+		r.Run.BaseURL, r.Run.PixBaseURL = e.svc.BaseURL, e.svc.PixBaseURL
+	} else {
+		r.Run.BaseURL, r.Run.PixBaseURL = e.m.BaseURL, e.m.PixBaseURL
+	}
+	complete := true
+	rows := make([]*jrow, len(e.rows))
+	copy(rows, e.rows)
+	sort.Slice(rows, func(i, j int) bool { return rows[i].idx < rows[j].idx })
+	for _, jr := range rows {
+		jr.mu.Lock()
+		row := jr.info
+		if jr.res != nil {
+			row = *jr.res
+		}
+		switch jr.state {
+		case journal.RowIssued, journal.RowCreated:
+			row.Outcome = results.Issued
+		case journal.RowDenied:
+			row.Outcome = results.Denied
+		case journal.RowRefused:
+			row.Outcome = results.Refused
+		case journal.RowAmbiguous:
+			row.Outcome = results.Ambiguous
+			complete = false
+		case journal.RowSending:
+			row.Outcome = results.Ambiguous
+			complete = false
+			if len(row.Problems) == 0 {
+				row.Problems = e.ambiguousRes(jr, errors.New("envio interrompido antes da resposta")).Problems
+			}
+		default:
+			row.Outcome = results.Pending
+			complete = false
+		}
+		if e.m.Kind == results.Cobv && jr.state == journal.RowCreated {
+			complete = false
+		}
+		jr.mu.Unlock()
+		r.Rows = append(r.Rows, row)
+	}
+	r.Run.Complete = complete && e.stop.Load() == nil
+	if r.Run.Complete || e.stop.Load() != nil {
+		r.Run.FinishedAt = e.opts.now().UTC().Format(time.RFC3339)
+	}
+	r.Compute()
+	return r
+}
+
+// Version is the remessa version written into results (set by cmd).
+var Version = "dev"
+
+// ---- crash points (tests) ----
+
+// crasher kills the process at a chosen point: REMESSA_CRASH_AT=phase:n
+// makes the n-th passage through phase send SIGKILL to the process itself,
+// so the crash tests can stop a run exactly between two journal writes.
+type crasher struct {
+	phase string
+	n     int64
+	seen  atomic.Int64
+}
+
+func newCrasher() *crasher {
+	v := os.Getenv("REMESSA_CRASH_AT")
+	c := &crasher{}
+	if i := strings.LastIndexByte(v, ':'); i > 0 {
+		if n, err := strconv.ParseInt(v[i+1:], 10, 64); err == nil && n > 0 {
+			c.phase, c.n = v[:i], n
+		}
+	}
+	return c
+}
+
+func (c *crasher) at(phase string) {
+	if c.n == 0 || phase != c.phase {
+		return
+	}
+	if c.seen.Add(1) == c.n {
+		killSelf()
+	}
+}
+
+// sandboxDataPath is where the embedded sandbox of a run keeps its data.
+func sandboxDataPath(m Meta) string { return filepath.Clean(m.SandboxDir) }
+
+var _ = io.Discard

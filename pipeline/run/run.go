@@ -1,0 +1,545 @@
+// Package run issues a validated job through the service exactly once:
+// `remessa run JOB` and `remessa resume RUN`.
+//
+// A run validates and plans the job (package pipeline), creates a run
+// directory with a journal (package journal) holding every row's request,
+// then sends: one POST per row for carnets and slips (with a deterministic
+// custom_id), batches of cobv (deterministic txids and batch ids) followed
+// by split links and a paged fetch of the charges. Every call is journaled as
+// intended before it is sent and with its outcome after, so a run stopped at
+// any point (quota, network, kill -9) is continued by Resume without
+// charging anyone twice: idempotent PUTs are repeated, and a POST whose
+// outcome is unknown is looked up by its custom_id before anything is sent
+// again. docs/run.md describes the whole procedure.
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"remessa/pipeline"
+	"remessa/pipeline/journal"
+	"remessa/pipeline/results"
+	"remessa/reports"
+	"remessa/rules"
+)
+
+// Options tune a run. Zero values are the defaults.
+type Options struct {
+	RunsDir     string // where run directories go; default the job's reports.dir
+	SandboxDir  string // embedded sandbox data folder; default <runs dir>/.sandbox
+	Service     string // overrides the job's service (embedded, sandbox, production)
+	BaseURL     string // overrides the charges API address (tests point a "remote" run at a sandbox)
+	PixBaseURL  string // overrides the Pix API address; default BaseURL when that is set
+	Again       bool   // run even if the same job ran on the same input before
+	Yes         bool   // production: do not ask for confirmation
+	Confirm     func(plan *pipeline.Plan) bool
+	Concurrency int            // 0 = the job's
+	Quota       int            // requests per day per route; 0 = the job's (embedded: none; remote: 15000)
+	Rates       map[string]int // requests per second per route; nil = the job's
+	Lang        string         // messages: pt (default) or en
+	Now         func() time.Time
+	Getenv      func(string) (string, bool)
+	Progress    io.Writer // progress and messages; nil = none
+	Terminal    bool      // Progress is a terminal (redrawn status line)
+	LogJSON     bool      // Progress lines as JSON
+	Quiet       bool      // only the final summary
+	RunID       string    // fixed run id (tests); default a new one
+	SettleDelay time.Duration
+	PollMax     time.Duration // longest wait between batch polls (default 2 s)
+	Timeout     time.Duration // per HTTP attempt (default 60 s)
+	// StopAfter stops the run cleanly after that many creation calls (tests).
+	StopAfter int
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) getenv(k string) string {
+	if o.Getenv != nil {
+		v, _ := o.Getenv(k)
+		return v
+	}
+	return os.Getenv(k)
+}
+
+// Outcome is what a run or a resume ended with.
+type Outcome struct {
+	RunID    string
+	Dir      string
+	Results  *results.Results
+	Reports  []string
+	Plan     *pipeline.Plan // nil on resume
+	Stop     *StopError     // the run stopped before its end; resume later
+	Warnings []string
+}
+
+// ExitCode is the process exit code for the outcome: 0 every row issued,
+// 1 some rows refused, denied or ambiguous, 3 the run stopped with rows
+// pending (resume it).
+func (o *Outcome) ExitCode() int {
+	if o.Stop != nil || !o.Results.Run.Complete {
+		return 3
+	}
+	t := o.Results.Totals
+	if t.Refused.Rows+t.Denied.Rows+t.Ambiguous.Rows > 0 {
+		return 1
+	}
+	return 0
+}
+
+// StopError says why a run stopped before its end and when it can go on.
+type StopError struct {
+	Reason   string    // Portuguese
+	ResumeAt time.Time // zero: as soon as the cause is fixed
+	Err      error
+}
+
+func (e *StopError) Error() string {
+	s := "execução interrompida: " + e.Reason
+	if !e.ResumeAt.IsZero() {
+		s += fmt.Sprintf("; retome a partir de %s (horário de Brasília)", e.ResumeAt.In(rules.SaoPaulo).Format("02/01/2006 15:04"))
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *StopError) Unwrap() error { return e.Err }
+
+// UsageError is a job, input or command line that cannot be used (exit 2).
+type UsageError struct {
+	Msg string
+	Err error
+}
+
+func (e *UsageError) Error() string { return e.Msg }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// InvalidRowsError is a job whose rows have problems and that does not say
+// on_invalid: skip: nothing was sent (exit 1).
+type InvalidRowsError struct{ Validation *pipeline.Validation }
+
+func (e *InvalidRowsError) Error() string {
+	return fmt.Sprintf("%d linha(s) com problemas; nada foi enviado. Corrija a planilha ou use on_invalid: skip no job", e.Validation.Summary.Refused)
+}
+
+// DuplicateError is the same job on the same input run before (exit 2).
+type DuplicateError struct {
+	Earlier Entry
+}
+
+func (e *DuplicateError) Error() string {
+	state := "concluída"
+	if !e.Earlier.Complete {
+		state = "não concluída: use \"remessa resume " + e.Earlier.Dir + "\" para terminá-la"
+	}
+	return fmt.Sprintf("este job já foi executado com esta mesma planilha na execução %s (%s; relatório em %s).\nNada foi enviado de novo. Para emitir tudo outra vez (cobranças novas, em duplicidade), use --again.",
+		e.Earlier.RunID, state, e.Earlier.Dir)
+}
+
+// Run loads, validates, plans and (after confirmation in production) runs
+// the job at jobPath.
+func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
+	job, err := pipeline.Load(jobPath, pipeline.LoadOptions{Now: opts.Now, Getenv: opts.Getenv})
+	if err != nil {
+		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
+	}
+	if opts.Service != "" {
+		job.Service = opts.Service
+	}
+	if job.Service == "" {
+		job.Service = "embedded"
+	}
+	v, err := pipeline.Validate(ctx, job)
+	if err != nil {
+		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
+	}
+	if !v.Clean() && job.OnInvalid != "skip" {
+		return nil, &InvalidRowsError{Validation: v}
+	}
+	plan := pipeline.BuildPlan(jobPath, job, v)
+	inputSHA, err := fileSHA256(job.InputFile)
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error(), Err: err}
+	}
+	runsDir := opts.RunsDir
+	if runsDir == "" {
+		runsDir = job.Reports.Dir
+	}
+	runsDir, _ = filepath.Abs(runsDir)
+	idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
+	entries, err := idx.Load()
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	if !opts.Again {
+		for _, e := range entries {
+			if e.JobSHA256 == job.SHA256 && e.InputSHA256 == inputSHA && e.Service == job.Service {
+				return nil, &DuplicateError{Earlier: e}
+			}
+		}
+	}
+	keys := make([]string, len(v.Items))
+	for i := range v.Items {
+		keys[i] = rowIdentity(&v.Items[i])
+	}
+	if w := overlaps(entries, keys, job.Service); w != "" {
+		warnings = append(warnings, w)
+	}
+	if job.Service == "production" && !opts.Yes {
+		if opts.Confirm == nil || !opts.Confirm(plan) {
+			return nil, &UsageError{Msg: "execução em produção não confirmada; nada foi enviado (use --yes para confirmar sem perguntar)"}
+		}
+	}
+	runID := opts.RunID
+	if runID == "" {
+		runID = newRunID(opts.now())
+	}
+	dir := filepath.Join(runsDir, runID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("pasta da execução: %w", err)
+	}
+	if err := copyFile(job.File, filepath.Join(dir, "job"+filepath.Ext(job.File))); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "input.sha256"), []byte(inputSHA+"  "+filepath.Base(job.InputFile)+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	sandboxDir := opts.SandboxDir
+	if sandboxDir == "" {
+		sandboxDir = sandboxDirFor(runsDir)
+	}
+	sandboxDir, _ = filepath.Abs(sandboxDir)
+	m := Meta{RunID: runID, JobName: job.Name, JobFile: job.File, JobSHA256: job.SHA256, InputFile: job.InputFile,
+		InputSheet: job.Sheet, InputSHA256: inputSHA, Kind: job.Kind, Service: job.Service, BaseURL: opts.BaseURL,
+		PixBaseURL: opts.PixBaseURL, SandboxDir: sandboxDir, StartedAt: opts.now().UTC().Format(time.RFC3339),
+		Formats: job.Reports.Formats, Lang: job.Reports.Lang, Concurrency: job.Concurrency, Rates: job.Rate, Quota: job.Quota,
+		Operator: operator(), BatchDesc: batchDesc(job)}
+	if m.BaseURL == "" && job.Endpoint.BaseURL != "" {
+		m.BaseURL = job.Endpoint.BaseURL
+	}
+	if m.PixBaseURL == "" && job.Endpoint.PixBaseURL != "" {
+		m.PixBaseURL = job.Endpoint.PixBaseURL
+	}
+	if job.Kind == results.Cobv && job.Spec.Issue.Cobv != nil {
+		for i := range v.Items {
+			if c := v.Items[i].Cobv; c != nil && !hasKey(m.PixKeys, c.Chave) {
+				m.PixKeys = append(m.PixKeys, c.Chave)
+			}
+		}
+	}
+	j, err := journal.Create(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	if err := seed(ctx, j, job, v, m); err != nil {
+		return nil, err
+	}
+	if err := idx.Append(Entry{RunID: runID, Dir: dir, JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service,
+		JobName: job.Name, StartedAt: m.StartedAt, Keys: keys}); err != nil {
+		return nil, err
+	}
+	out, err := execute(ctx, j, dir, opts, warnings)
+	if out != nil {
+		out.Plan = plan
+	}
+	return out, err
+}
+
+// Resume continues the run in dir from its journal.
+func Resume(ctx context.Context, dir string, opts Options) (*Outcome, error) {
+	path := filepath.Join(dir, journal.FileName)
+	j, err := journal.Open(path)
+	if err != nil {
+		return nil, &UsageError{Msg: fmt.Sprintf("%s não é a pasta de uma execução (sem %s)", dir, journal.FileName), Err: err}
+	}
+	defer j.Close()
+	return execute(ctx, j, dir, opts, nil)
+}
+
+// Meta is the run's identity and settings, kept in the journal.
+type Meta struct {
+	RunID       string         `json:"run_id"`
+	JobName     string         `json:"job_name"`
+	JobFile     string         `json:"job_file"`
+	JobSHA256   string         `json:"job_sha256"`
+	InputFile   string         `json:"input_file"`
+	InputSheet  string         `json:"input_sheet,omitempty"`
+	InputSHA256 string         `json:"input_sha256"`
+	Kind        results.Kind   `json:"kind"`
+	Service     string         `json:"service"`
+	BaseURL     string         `json:"base_url,omitempty"`
+	PixBaseURL  string         `json:"pix_base_url,omitempty"`
+	SandboxDir  string         `json:"sandbox_dir,omitempty"`
+	PixKeys     []string       `json:"pix_keys,omitempty"`
+	StartedAt   string         `json:"started_at"`
+	Formats     []string       `json:"formats"`
+	Lang        string         `json:"lang"`
+	Concurrency int            `json:"concurrency"`
+	Rates       map[string]int `json:"rates,omitempty"`
+	Quota       map[string]int `json:"quota,omitempty"`
+	Operator    string         `json:"operator,omitempty"`
+	BatchDesc   string         `json:"batch_desc,omitempty"`
+	Account     string         `json:"account,omitempty"`
+}
+
+// rowReq is what is sent for a row.
+type rowReq struct {
+	Carnet   *pipeline.CarnetRequest `json:"carnet,omitempty"`
+	Slip     *pipeline.SlipRequest   `json:"slip,omitempty"`
+	Cobv     *pipeline.CobvRequest   `json:"cobv,omitempty"`
+	SplitKey string                  `json:"split_key,omitempty"`
+}
+
+// seed writes the run's identity, every row with its request, the batches
+// and the split configurations into a new journal, in one transaction.
+func seed(ctx context.Context, j *journal.Journal, job *pipeline.Job, v *pipeline.Validation, m Meta) error {
+	mb, _ := json.Marshal(m)
+	type splitDef struct {
+		id   string
+		body []byte
+	}
+	splits := map[string]splitDef{}
+	return j.Tx(ctx, func(tx *journal.Tx) error {
+		if err := tx.SetMeta("meta", string(mb)); err != nil {
+			return err
+		}
+		for _, r := range v.Refused {
+			info, _ := json.Marshal(r)
+			if err := tx.AddRow(journal.Row{Index: r.Index, Key: r.Key, State: journal.RowRefused, Info: info}); err != nil {
+				return err
+			}
+		}
+		for i := range v.Items {
+			it := &v.Items[i]
+			row := results.Row{Index: it.Index, SourceRow: it.SourceRow, Key: it.Key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
+				Outcome: results.Pending, AmountCents: it.AmountCents, Split: it.Split}
+			if !it.DueDate.IsZero() {
+				row.DueDate = it.DueDate.Format("2006-01-02")
+			}
+			for _, p := range it.Parcels {
+				row.Parcels = append(row.Parcels, results.Parcel{Number: p.Number, DueDate: p.DueDate.Format("2006-01-02"), ValueCents: p.ValueCents})
+			}
+			if len(row.Parcels) > 0 && row.DueDate == "" {
+				row.DueDate = row.Parcels[0].DueDate
+			}
+			var req rowReq
+			switch {
+			case it.Carnet != nil:
+				c := *it.Carnet
+				md := pipeline.Metadata{}
+				if c.Metadata != nil {
+					md = *c.Metadata
+				}
+				if md.CustomID == "" {
+					md.CustomID = CustomID(m.RunID, it.Key)
+				}
+				c.Metadata = &md
+				row.CustomID = md.CustomID
+				req.Carnet = &c
+			case it.Slip != nil:
+				s := *it.Slip
+				md := pipeline.Metadata{}
+				if s.Metadata != nil {
+					md = *s.Metadata
+				}
+				if md.CustomID == "" {
+					md.CustomID = CustomID(m.RunID, it.Key)
+				}
+				s.Metadata = &md
+				row.CustomID = md.CustomID
+				req.Slip = &s
+			case it.Cobv != nil:
+				c := *it.Cobv
+				if c.Txid == "" {
+					c.Txid = rules.DeriveTxid(m.RunID, it.Key)
+				}
+				row.Txid = c.Txid
+				req.Cobv = &c
+				if it.PixSplit != nil {
+					req.SplitKey = it.SplitKey
+					if _, ok := splits[it.SplitKey]; !ok {
+						body, _ := json.Marshal(it.PixSplit)
+						splits[it.SplitKey] = splitDef{id: SplitConfigID(m.RunID, it.SplitKey), body: body}
+					}
+				}
+			}
+			info, _ := json.Marshal(row)
+			rq, _ := json.Marshal(req)
+			if err := tx.AddRow(journal.Row{Index: it.Index, Key: it.Key, State: journal.RowPending, Info: info, Req: rq}); err != nil {
+				return err
+			}
+		}
+		if job.Kind == results.Cobv {
+			for n, b := range pipeline.Batches(job, v.Items) {
+				if err := tx.AddBatch(journal.Batch{Num: n + 1, ID: BatchID(m.RunID, n+1), First: b[0], End: b[1], State: journal.BatchPending}); err != nil {
+					return err
+				}
+			}
+			for k, s := range splits {
+				if err := tx.AddSplit(journal.Split{Key: k, ID: s.id, Body: s.body, State: "pending"}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// CustomID is the deterministic metadata.custom_id of a row: the run id and
+// the row key when the key is short and plain, else the run id and a hash
+// of the key. It is at most 80 characters (the real limit is 255).
+func CustomID(runID, key string) string {
+	plain := len(key) > 0 && len(key) <= 40
+	for _, c := range key {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return "rm-" + runID + "-" + key
+	}
+	h := sha256.Sum256([]byte(key))
+	return "rm-" + runID + "-h" + hex.EncodeToString(h[:10])
+}
+
+// BatchID is the deterministic id of batch n (1-based) of a run: a decimal
+// integer of at most 17 digits, as PUT /v2/lotecobv/:id wants.
+func BatchID(runID string, n int) string {
+	h := sha256.Sum256([]byte("lote:" + runID))
+	var x uint64
+	for _, b := range h[:8] {
+		x = x<<8 | uint64(b)
+	}
+	return strconv.FormatUint((x%999_999_999_999+1)*100_000+uint64(n), 10)
+}
+
+// SplitConfigID is the deterministic id of a split configuration of a run.
+func SplitConfigID(runID, key string) string {
+	return "rm" + rules.DeriveTxid("split", runID, key)[:33]
+}
+
+func newRunID(now time.Time) string {
+	var b [3]byte
+	rand.Read(b[:])
+	return now.In(rules.SaoPaulo).Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func batchDesc(job *pipeline.Job) string {
+	if c := job.Spec.Issue.Cobv; c != nil && c.Batch != nil && c.Batch.Descricao != "" {
+		return c.Batch.Descricao
+	}
+	return pipeline.DefaultCobvBatchLabel
+}
+
+func operator() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("planilha: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("planilha %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("cópia do job: %w", err)
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+func describeLoad(jobPath string, job *pipeline.Job, err error, lang string) string {
+	var sb strings.Builder
+	rep := pipeline.NewValidationReport(jobPath, job, nil, err)
+	rep.WriteText(&sb, lang)
+	s := strings.TrimSpace(sb.String())
+	if s == "" {
+		s = err.Error()
+	}
+	return s
+}
+
+// rowIdentity is how rows of different runs are compared: key and due date.
+func rowIdentity(it *pipeline.Item) string {
+	d := ""
+	if !it.DueDate.IsZero() {
+		d = it.DueDate.Format("2006-01-02")
+	} else if len(it.Parcels) > 0 {
+		d = it.Parcels[0].DueDate.Format("2006-01-02")
+	}
+	return it.Key + "|" + d
+}
+
+// newLogger opens the run's JSON log file.
+func newLogger(dir string) (zerolog.Logger, io.Closer, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "run.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return zerolog.Nop(), nil, fmt.Errorf("log da execução: %w", err)
+	}
+	return zerolog.New(f).With().Timestamp().Logger(), f, nil
+}
+
+var errNotFound = errors.New("not found")
+
+// writeResults writes results.json (atomically) and the reports.
+func writeResults(dir string, r *results.Results, m Meta) ([]string, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(dir, ".results.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return nil, fmt.Errorf("results.json: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, reports.FileJSON)); err != nil {
+		return nil, fmt.Errorf("results.json: %w", err)
+	}
+	formats := []string{}
+	for _, f := range m.Formats {
+		if f != reports.FormatJSON {
+			formats = append(formats, f)
+		}
+	}
+	paths := []string{filepath.Join(dir, reports.FileJSON)}
+	if len(formats) == 0 {
+		return paths, nil
+	}
+	ps, err := reports.Write(dir, r, reports.Options{Formats: formats, Lang: m.Lang,
+		Input: &reports.InputInfo{Path: m.InputFile, Sheet: m.InputSheet}})
+	return append(paths, ps...), err
+}
