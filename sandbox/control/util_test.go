@@ -1,5 +1,21 @@
 package control_test
 
-import "strconv"
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+
+	"remessa/sandbox/module"
+)
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func moduleDeps(e *env) module.Deps {
+	return module.Deps{Store: e.st, Clock: e.clk, Auth: e.auth, Notify: e.ob}
+}
+
+func doMux(h http.Handler, method, path string) int {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return rec.Code
+}
