@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"remessa/pipeline/results"
 )
@@ -193,12 +195,45 @@ type sink interface {
 	abort()
 }
 
-// runPass feeds src to the sinks and finishes them in order.
+// passBatch is how many rows go to the sinks at a time.
+const passBatch = 256
+
+// runPass feeds src to the sinks and finishes them in order. Each sink runs
+// in its own goroutine and gets the rows in batches, in order, so decoding
+// and the formats share the machine's cores; a row is never changed once
+// handed over.
 func runPass(src source, sinks []sink, d *digest) ([]string, *results.Results, error) {
 	abort := func() {
 		for _, s := range sinks {
 			s.abort()
 		}
+	}
+	var (
+		chans   []chan []*results.Row
+		errs    = make([]error, len(sinks))
+		failed  atomic.Bool
+		wg      sync.WaitGroup
+		cur     []*results.Row
+		started bool
+	)
+	send := func() {
+		for _, c := range chans {
+			c <- cur
+		}
+		cur = make([]*results.Row, 0, passBatch)
+	}
+	stop := func() {
+		if !started {
+			return
+		}
+		started = false
+		if len(cur) > 0 {
+			send()
+		}
+		for _, c := range chans {
+			close(c)
+		}
+		wg.Wait()
 	}
 	r, err := src(func(h *results.Results) error {
 		for _, s := range sinks {
@@ -206,16 +241,48 @@ func runPass(src source, sinks []sink, d *digest) ([]string, *results.Results, e
 				return err
 			}
 		}
+		started = true
+		for i, s := range sinks {
+			c := make(chan []*results.Row, 4)
+			chans = append(chans, c)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for b := range c {
+					if errs[i] != nil {
+						continue
+					}
+					for _, row := range b {
+						if errs[i] = s.row(row); errs[i] != nil {
+							failed.Store(true)
+							break
+						}
+					}
+				}
+			}()
+		}
+		cur = make([]*results.Row, 0, passBatch)
 		return nil
 	}, func(row *results.Row) error {
+		if failed.Load() {
+			return errSinkFailed
+		}
 		d.add(row)
-		for _, s := range sinks {
-			if err := s.row(row); err != nil {
-				return err
-			}
+		cur = append(cur, row)
+		if len(cur) == passBatch {
+			send()
 		}
 		return nil
 	})
+	stop()
+	if err == nil || errors.Is(err, errSinkFailed) {
+		for _, e := range errs {
+			if e != nil {
+				err = e
+				break
+			}
+		}
+	}
 	if err != nil {
 		abort()
 		return nil, nil, err
@@ -233,6 +300,8 @@ func runPass(src source, sinks []sink, d *digest) ([]string, *results.Results, e
 	}
 	return written, r, nil
 }
+
+var errSinkFailed = errors.New("reports: a report writer failed")
 
 // atomicFile is a report file written under a temporary name and renamed
 // into place by commit, so a crash never leaves half a report.

@@ -12,6 +12,7 @@ package reports
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,7 +128,7 @@ func Write(dir string, r *results.Results, opt Options) ([]string, error) {
 	if r == nil {
 		return nil, fmt.Errorf("reports: sem resultados")
 	}
-	written, _, err := write(dir, memorySource(r), opt)
+	written, _, err := write(dir, memorySource(r), "", opt)
 	return written, err
 }
 
@@ -136,13 +137,13 @@ func Write(dir string, r *results.Results, opt Options) ([]string, error) {
 // number of rows. It also returns the run's identity and totals (Rows nil),
 // once read.
 func WriteFromFile(dir, path string, opt Options) ([]string, *results.Results, error) {
-	written, r, err := write(dir, fileSource(path), opt)
+	written, r, err := write(dir, fileSource(path), path, opt)
 	if errors.Is(err, errLayout) {
 		full, lerr := results.Load(path)
 		if lerr != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrBadResults, lerr)
 		}
-		return write(dir, memorySource(full), opt)
+		return write(dir, memorySource(full), "", opt)
 	}
 	return written, r, err
 }
@@ -151,7 +152,9 @@ func WriteFromFile(dir, path string, opt Options) ([]string, *results.Results, e
 // the rejected rows were asked for but the input file is not there.
 var ErrNoInput = errors.New("a planilha de entrada não foi encontrada; as linhas rejeitadas não foram escritas")
 
-func write(dir string, src source, opt Options) ([]string, *results.Results, error) {
+// write runs the pass. jsonFrom, when set, is a results.json to copy as is
+// instead of encoding the rows again.
+func write(dir string, src source, jsonFrom string, opt Options) ([]string, *results.Results, error) {
 	opt, err := opt.normalize()
 	if err != nil {
 		return nil, nil, err
@@ -167,7 +170,11 @@ func write(dir string, src source, opt Options) ([]string, *results.Results, err
 		case FormatCSV:
 			sinks = append(sinks, &csvSink{dir: dir, opt: opt})
 		case FormatJSON:
-			sinks = append(sinks, &lazyJSON{path: filepath.Join(dir, FileJSON)})
+			if jsonFrom != "" {
+				sinks = append(sinks, &copySink{from: jsonFrom, path: filepath.Join(dir, FileJSON)})
+			} else {
+				sinks = append(sinks, &lazyJSON{path: filepath.Join(dir, FileJSON)})
+			}
 		case FormatHTML:
 			sinks = append(sinks, &htmlSink{path: filepath.Join(dir, FileHTML), opt: opt})
 		}
@@ -209,4 +216,28 @@ func (s *lazyJSON) start(h *results.Results) error {
 	}
 	s.file, s.w = f, f
 	return s.jsonSink.start(h)
+}
+
+// copySink copies a file (the run's results.json) into the reports.
+type copySink struct{ from, path string }
+
+func (s *copySink) start(*results.Results) error { return nil }
+func (s *copySink) row(*results.Row) error       { return nil }
+func (s *copySink) abort()                       {}
+
+func (s *copySink) finish(*results.Results, *digest) ([]string, error) {
+	if abs1, err1 := filepath.Abs(s.from); err1 == nil {
+		if abs2, err2 := filepath.Abs(s.path); err2 == nil && abs1 == abs2 {
+			return []string{s.path}, nil // already there
+		}
+	}
+	in, err := os.Open(s.from)
+	if err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	defer in.Close()
+	if err := writeAtomic(s.path, func(w io.Writer) error { _, err := io.Copy(w, in); return err }); err != nil {
+		return nil, err
+	}
+	return []string{s.path}, nil
 }
