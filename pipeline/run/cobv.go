@@ -196,7 +196,7 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, cfgID map[strin
 				case it.Status == "NEGADA":
 					state = journal.RowDenied
 					p := results.Problem{Code: "NEGADA", Message: "cobrança negada pelo serviço",
-						Action: "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)",
+						Action:   "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)",
 						ActionEN: "fix the row and send it again in a new run (it is in the rejected rows file)"}
 					if it.Problema != nil {
 						p.Code = it.Problema.TypeName()

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"remessa/pipeline/run"
+)
+
+func init() {
+	register(&command{
+		Name:    "resume",
+		Summary: "continua uma execução interrompida a partir do seu journal (cota, queda, kill -9)",
+		Usage:   "RUN_DIR [--concurrency N] [--quota N] [--base-url URL] [--pix-base-url URL] [--quiet] [--log-format text|json]",
+		Run:     runResume,
+	})
+}
+
+func runResume(args []string, stdout, stderr io.Writer) int {
+	c := commands["resume"]
+	f, parse := bindRunFlags(c, stdout, stderr, false)
+	pos, code, ok := parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "Uso: remessa resume %s\n", c.Usage)
+		return exitUsage
+	}
+	opts, err := f.options(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "remessa resume:", err)
+		return exitUsage
+	}
+	run.Version = Version
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out, err := run.Resume(ctx, pos[0], opts)
+	return finishRun(out, err, stdout, stderr, *f.lang)
+}
