@@ -280,7 +280,7 @@ func writeXLSXSummary(f *excelize.File, sheet string, st *xlsxStyles, r *results
 			err = f.SetCellStyle(sheet, ref, ref, style)
 		}
 	}
-	for col, w := range map[string]float64{"A": 36, "B": 30, "C": 16, "D": 18} {
+	for col, w := range map[string]float64{"A": 40, "B": 22, "C": 18, "D": 30} {
 		if err := f.SetColWidth(sheet, col, col, w); err != nil {
 			return err
 		}
@@ -307,9 +307,15 @@ func writeXLSXSummary(f *excelize.File, sheet string, st *xlsxStyles, r *results
 	row++
 	set("A", tr(lang, "identity"), st.bold)
 	row++
+	merge := func() {
+		if err == nil {
+			err = f.MergeCell(sheet, fmt.Sprintf("B%d", row), fmt.Sprintf("D%d", row))
+		}
+	}
 	for _, fl := range runFields(lang, r.Run, true) {
 		set("A", tr(lang, fl[0]), st.label)
 		set("B", fl[1], st.text)
+		merge()
 		row++
 	}
 	row++
@@ -330,6 +336,7 @@ func writeXLSXSummary(f *excelize.File, sheet string, st *xlsxStyles, r *results
 	} else {
 		set("B", sentence, st.bad)
 	}
+	merge()
 	row += 2
 	if months := sortedMonths(r.Totals.IssuedByDueMonth); len(months) > 0 {
 		set("A", tr(lang, "by_month"), st.bold)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -95,5 +97,38 @@ func TestReportCommandErrors(t *testing.T) {
 	errb.Reset()
 	if code := dispatch([]string{"report", dir, "--formats", "json"}, &out, &errb); code != exitProblems || !strings.Contains(errb.String(), "não conferem") {
 		t.Errorf("unreconciled totals: exit %d, %q", code, errb.String())
+	}
+}
+
+func TestReportCommandRejectedRows(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "pagadores.csv")
+	content := "nome;cpf;valor\nAna;01234567890;10,00\nBia;52998224725;5,00\n"
+	if err := os.WriteFile(in, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(content))
+	r := sampleResults()
+	r.Run.InputFile = in
+	r.Run.InputSHA256 = hex.EncodeToString(sum[:])
+	writeResults(t, dir, r)
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"report", dir, "--formats", "json"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "reports", "rejeitadas.csv"))
+	if err != nil {
+		t.Fatalf("no rejected rows: %v (stdout %s)", err, out.String())
+	}
+	if got, want := string(b), "nome;cpf;valor;Problema\r\nBia;52998224725;5,00;CPF inválido [cpf_invalido]\r\n"; got != want {
+		t.Errorf("rejeitadas.csv = %q, want %q", got, want)
+	}
+	// --no-rejected skips them
+	os.Remove(filepath.Join(dir, "reports", "rejeitadas.csv"))
+	if code := dispatch([]string{"report", dir, "--formats", "json", "--no-rejected"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reports", "rejeitadas.csv")); err == nil {
+		t.Error("--no-rejected still wrote the rejected rows")
 	}
 }
