@@ -163,6 +163,27 @@ func (c *Client) GetLoteCobV(ctx context.Context, id string) (*LoteCobV, error) 
 	return &out, c.pix(ctx, http.MethodGet, "/v2/lotecobv/"+esc(id), nil, &out)
 }
 
+// WaitLoteCobV polls GET /v2/lotecobv/{id} every interval (default 1 s)
+// until no item is EM_PROCESSAMENTO, and returns the final batch. It stops
+// with ctx (give it a deadline).
+func (c *Client) WaitLoteCobV(ctx context.Context, id string, interval time.Duration) (*LoteCobV, error) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	for {
+		l, err := c.GetLoteCobV(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if l.Done() {
+			return l, nil
+		}
+		if err := c.sleep(ctx, interval); err != nil {
+			return l, fmt.Errorf("api: lote %s ainda em processamento: %w", id, err)
+		}
+	}
+}
+
 // ListLoteCobV lists batches created between Inicio and Fim.
 func (c *Client) ListLoteCobV(ctx context.Context, p ListParams) (*LoteCobVPage, error) {
 	var out LoteCobVPage

@@ -192,3 +192,36 @@ func TestPixErrorsBothDialects(t *testing.T) {
 		t.Fatal("Done with no item processing")
 	}
 }
+
+func TestWaitLoteCobV(t *testing.T) {
+	polls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/oauth/token" {
+			_, _ = io.WriteString(w, `{"access_token":"tok","token_type":"Bearer","expires_in":3600}`)
+			return
+		}
+		polls++
+		status := "EM_PROCESSAMENTO"
+		if polls >= 3 {
+			status = "CRIADA"
+		}
+		_, _ = io.WriteString(w, `{"id":5,"criacao":"c","cobsv":[{"txid":"a","status":"`+status+`"}]}`)
+	}))
+	defer srv.Close()
+	var waits []time.Duration
+	c, err := api.New(api.Config{BaseURL: srv.URL, ClientID: "id", ClientSecret: "s",
+		Sleep: func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return ctx.Err() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.WaitLoteCobV(context.Background(), "5", 250*time.Millisecond)
+	if err != nil || !l.Done() || polls != 3 || len(waits) != 2 || waits[0] != 250*time.Millisecond {
+		t.Fatalf("%v %+v polls=%d waits=%v", err, l, polls, waits)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	polls = -100
+	if _, err := c.WaitLoteCobV(ctx, "5", 0); err == nil {
+		t.Fatal("cancelled wait returned no error")
+	}
+}
