@@ -500,3 +500,84 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestRestartKeepsEverything: every kind of Pix document is back after a
+// restart on the same data directory.
+func TestRestartKeepsEverything(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sandbox.Config{DataDir: dir, ClientID: "Client_Id_restart", ClientSecret: "Client_Secret_restart"}
+	e := start(t, cfg)
+	c := e.c
+	other, err := e.rn.Server.Auth().CreateAccount(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutWebhook(ctx, e.key, "https://example.com/r"); err != nil {
+		t.Fatal(err)
+	}
+	cob, err := c.PutCob(ctx, txid("rs", 1), api.CobRequest{Valor: api.PixValor{Original: "8.00"}, Chave: e.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid, err := c.SandboxPayPix(ctx, api.PixPayRequest{Txid: cob.Txid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutDevolucao(ctx, paid.EndToEndID, "d1", api.DevolucaoRequest{Valor: "1.00"}); err != nil {
+		t.Fatal(err)
+	}
+	waitRefund(t, c, paid.EndToEndID, "d1")
+	cfgSplit, err := c.CreateSplitConfig(ctx, api.SplitConfigRequest{Lancamento: api.PixLancamento{Imediato: true}, Split: api.PixSplitSpec{
+		DivisaoTarifa: "assumir_total", MinhaParte: api.PixSplitParte{Tipo: "porcentagem", Valor: "50.00"},
+		Repasses: []api.PixSplitRepasse{{Tipo: "porcentagem", Valor: "50.00", Favorecido: api.PixSplitFavorecido{CPF: "52998224725", Conta: other.Conta}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, err := c.PutCobV(ctx, txid("rsv", 1), cobvReq(e.key, "52998224725", "9.00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LinkSplit(ctx, true, cv.Txid, cfgSplit.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendPix(ctx, "rs1", api.PixSendRequest{Valor: "5.00", Pagador: api.PixPagador{Chave: e.key}, Favorecido: api.PixFavorecido{Chave: "efipay@sejaefi.com.br"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitSend(t, c, "rs1", 1)
+	if err := c.PutLoteCobV(ctx, "3", api.LoteCobVRequest{Cobsv: items(e.key, "rsl", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	waitLote(t, c, "3")
+	if err := e.rn.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e2 := start(t, cfg)
+	c = e2.c
+	if got, err := c.GetCob(ctx, cob.Txid); err != nil || got.Status != "CONCLUIDA" || got.PixCopiaECola != cob.PixCopiaECola || len(got.Pix) != 1 {
+		t.Fatalf("cob: %v %+v", err, got)
+	}
+	if p, err := c.GetPix(ctx, paid.EndToEndID); err != nil || len(p.Devolucoes) != 1 || p.Devolucoes[0].Status != "DEVOLVIDO" {
+		t.Fatalf("pix: %v %+v", err, p)
+	}
+	if cs, err := c.GetCobSplit(ctx, true, cv.Txid); err != nil || cs.Config.ID != cfgSplit.ID {
+		t.Fatalf("split: %v %+v", err, cs)
+	}
+	if s, err := c.GetPixEnviadoByID(ctx, "rs1"); err != nil || s.Status != "REALIZADO" || len(s.Devolucoes) != 1 {
+		t.Fatalf("send: %v %+v", err, s)
+	}
+	if w, err := c.GetWebhook(ctx, e.key); err != nil || w.WebhookURL != "https://example.com/r" {
+		t.Fatalf("webhook: %v %+v", err, w)
+	}
+	if l, err := c.GetLoteCobV(ctx, "3"); err != nil || len(l.Cobsv) != 2 || l.Cobsv[0].Status != "CRIADA" {
+		t.Fatalf("lote: %v %+v", err, l)
+	}
+	// Batch rules still hold after the restart (claims are rebuilt).
+	wantProblem(t, c.PutLoteCobV(ctx, "4", api.LoteCobVRequest{Cobsv: items(e.key, "rsl", 1)}), http.StatusBadRequest, "LoteCobVOperacaoInvalida", "cobsv[0].txid")
+	// Counters continue: a new payment gets a new endToEndId.
+	cob2, _ := c.PutCob(ctx, txid("rs", 2), api.CobRequest{Valor: api.PixValor{Original: "1.00"}, Chave: e.key})
+	p2, err := c.SandboxPayPix(ctx, api.PixPayRequest{Txid: cob2.Txid})
+	if err != nil || p2.EndToEndID == paid.EndToEndID || cob2.Loc.ID <= cob.Loc.ID {
+		t.Fatalf("after restart: %v %+v", err, p2)
+	}
+}
