@@ -2,13 +2,13 @@ package charges
 
 import (
 	"bytes"
+	"compress/zlib"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
+	"hash/crc32"
 	"net/url"
 	"strings"
 	"sync"
@@ -105,55 +105,102 @@ var accentless = map[rune]rune{
 	'Ô': 'O', 'Õ': 'O', 'Ú': 'U', 'Ç': 'C',
 }
 
+// qrFixedMask is the data mask of every QR code the module draws.
+const qrFixedMask = 0
+
 // qrModule is the size in pixels of one QR module in qrcode_image.
 const qrModule = 4
 
-var qrPalette = color.Palette{color.Gray{Y: 255}, color.Gray{Y: 0}}
-
 var pngPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &encoderPool{}}
-
-type encoderPool struct{ p sync.Pool }
-
-func (e *encoderPool) Get() *png.EncoderBuffer {
-	b, _ := e.p.Get().(*png.EncoderBuffer)
-	return b
-}
-func (e *encoderPool) Put(b *png.EncoderBuffer) { e.p.Put(b) }
 
 // qrImage renders content as a QR code (level M) PNG data URI: black
 // modules of qrModule pixels on white with a 4-module quiet zone, 1 bit per
 // pixel.
 func qrImage(content string) (string, error) {
-	code, err := qr.Encode(content, qr.M, qr.Auto)
-	if err != nil {
-		return "", fmt.Errorf("charges: QR code: %w", err)
+	var n int
+	var dark func(x, y int) bool
+	if mx, size, err := qrMatrix([]byte(content), qrFixedMask); err == nil {
+		n = size
+		dark = func(x, y int) bool { return mx[y*size+x] }
+	} else {
+		code, err := qr.Encode(content, qr.M, qr.Auto)
+		if err != nil {
+			return "", fmt.Errorf("charges: QR code: %w", err)
+		}
+		n = code.Bounds().Dx()
+		dark = func(x, y int) bool { r, _, _, _ := code.At(x, y).RGBA(); return r == 0 }
 	}
-	n := code.Bounds().Dx()
 	const quiet = 4
 	size := (n + 2*quiet) * qrModule
-	img := image.NewPaletted(image.Rect(0, 0, size, size), qrPalette)
-	for y := 0; y < n; y++ {
-		for x := 0; x < n; x++ {
-			r, _, _, _ := code.At(x, y).RGBA()
-			if r != 0 {
+	rowBytes := (size + 7) / 8
+	// Raw image: per row a filter byte then 1-bit gray pixels (1 = white).
+	// The first row of each module row uses filter 0 (None), the rows that
+	// repeat it filter 2 (Up) with all-zero bytes, which compress to
+	// almost nothing.
+	raw := make([]byte, size*(rowBytes+1))
+	for y := 0; y < size; y++ {
+		line := raw[y*(rowBytes+1) : (y+1)*(rowBytes+1)]
+		if y%qrModule != 0 {
+			line[0] = 2
+			continue
+		}
+		row := line[1:]
+		for i := range row {
+			row[i] = 0xFF
+		}
+		my := y/qrModule - quiet
+		if my < 0 || my >= n {
+			continue
+		}
+		for mx := 0; mx < n; mx++ {
+			if !dark(mx, my) {
 				continue
 			}
-			px, py := (x+quiet)*qrModule, (y+quiet)*qrModule
-			for dy := 0; dy < qrModule; dy++ {
-				row := img.Pix[(py+dy)*img.Stride+px : (py+dy)*img.Stride+px+qrModule]
-				for i := range row {
-					row[i] = 1
-				}
+			for px := (mx + quiet) * qrModule; px < (mx+quiet+1)*qrModule; px++ {
+				row[px/8] &^= 0x80 >> (px % 8)
 			}
 		}
 	}
 	buf := pngPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer pngPool.Put(buf)
-	if err := pngEncoder.Encode(buf, img); err != nil {
+	buf.WriteString("\x89PNG\r\n\x1a\n")
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(size))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(size))
+	ihdr[8], ihdr[9] = 1, 0 // bit depth 1, grayscale
+	pngChunk(buf, "IHDR", ihdr[:])
+	zbuf := pngPool.Get().(*bytes.Buffer)
+	zbuf.Reset()
+	defer pngPool.Put(zbuf)
+	zw, _ := zlibPool.Get().(*zlib.Writer)
+	if zw == nil {
+		zw, _ = zlib.NewWriterLevel(zbuf, zlib.BestSpeed)
+	} else {
+		zw.Reset(zbuf)
+	}
+	_, _ = zw.Write(raw)
+	if err := zw.Close(); err != nil {
 		return "", fmt.Errorf("charges: QR PNG: %w", err)
 	}
+	zlibPool.Put(zw)
+	pngChunk(buf, "IDAT", zbuf.Bytes())
+	pngChunk(buf, "IEND", nil)
 	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+var zlibPool sync.Pool
+
+// pngChunk writes one PNG chunk: length, type, data, CRC of type+data.
+func pngChunk(w *bytes.Buffer, typ string, data []byte) {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	w.Write(n[:])
+	w.WriteString(typ)
+	w.Write(data)
+	c := crc32.NewIEEE()
+	c.Write([]byte(typ))
+	c.Write(data)
+	binary.BigEndian.PutUint32(n[:], c.Sum32())
+	w.Write(n[:])
 }
