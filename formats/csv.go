@@ -129,10 +129,17 @@ func blankRecord(rec []string) bool {
 func headerWarnings(headers, letters []string, row int) []Warning {
 	var ws []Warning
 	seen := map[string]int{}
+	blank := 0
 	for i, h := range headers {
 		if h == "" {
-			ws = append(ws, Warning{Row: row, Column: letters[i], Code: WarnBlankHeader,
-				Message: "coluna sem cabeçalho; seus valores serão ignorados", MessageEN: "column without a header; its values are ignored"})
+			blank++
+			if blank <= 5 {
+				ws = append(ws, Warning{Row: row, Column: letters[i], Code: WarnBlankHeader,
+					Message: "coluna sem cabeçalho; seus valores serão ignorados", MessageEN: "column without a header; its values are ignored"})
+			} else if blank == 6 {
+				ws = append(ws, Warning{Row: row, Code: WarnBlankHeader,
+					Message: "há mais colunas sem cabeçalho; seus valores serão ignorados", MessageEN: "more columns without a header; their values are ignored"})
+			}
 			continue
 		}
 		n := NormalizeHeader(h)

@@ -1,0 +1,148 @@
+package formats
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func FuzzCSVReader(f *testing.F) {
+	for _, name := range []string{"ptbr-excel-1252.csv", "bom-utf8.csv", "sep-comma.csv", "quoted-newline.csv", "ragged.csv", "bare-quote.csv", "dup-headers.csv"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("sep=\n"))
+	f.Add([]byte("sep=;;\na;b\n"))
+	f.Add([]byte("\xEF\xBB\xBF"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "f.csv")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Skip()
+		}
+		r, err := Open(p, Options{MaxRows: 500})
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Message == "" {
+				t.Fatalf("open error without a message: %#v", err)
+			}
+			return
+		}
+		defer r.Close()
+		src := r.Source()
+		prev := 0
+		for i := 0; i < 1000; i++ {
+			row, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				if IsRowLevel(err) {
+					continue
+				}
+				return
+			}
+			if len(row.Cells) != len(src.Headers) {
+				t.Fatalf("row %d has %d cells for %d headers", row.Number, len(row.Cells), len(src.Headers))
+			}
+			if row.Number <= prev || row.Number <= src.HeaderRow {
+				t.Fatalf("row number %d after %d (header %d)", row.Number, prev, src.HeaderRow)
+			}
+			prev = row.Number
+		}
+	})
+}
+
+func FuzzXLSXSheet(f *testing.F) {
+	f.Add(`<row r="1"><c t="s"><v>0</v></c><c t="inlineStr"><is><t>B</t></is></c></row><row r="2"><c s="1"><v>46023</v></c><c t="b"><v>1</v></c></row>`)
+	f.Add(`<row r="1"><c r="XFD1" t="s"><v>9</v></c></row><row r="0"><c r="A0" s="99"><v>1E400</v></c></row>`)
+	f.Add(`<row><c s="2"><v>-5</v></c></row><row><c><f>1</f></c></row>`)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, rows string) {
+		p := filepath.Join(dir, "f.xlsx")
+		writeZip(t, p, map[string]string{
+			"xl/workbook.xml":            workbookXML(false, "S"),
+			"xl/_rels/workbook.xml.rels": wbRelsXML,
+			"xl/styles.xml":              stylesXML,
+			"xl/sharedStrings.xml":       sstXML,
+			"xl/worksheets/sheet1.xml":   craftedSheet(rows),
+		})
+		r, err := Open(p, Options{MaxRows: 200, MaxUnzipBytes: 1 << 20})
+		if err != nil {
+			return
+		}
+		defer r.Close()
+		for i := 0; i < 300; i++ {
+			row, err := r.Next()
+			if err != nil {
+				return
+			}
+			if len(row.Cells) != len(r.Source().Headers) {
+				t.Fatalf("row %d: %d cells for %d headers", row.Number, len(row.Cells), len(r.Source().Headers))
+			}
+		}
+	})
+}
+
+func FuzzParseMoney(f *testing.F) {
+	for _, s := range []string{"1.234,56", "R$ 1.234,56", "1234.56", "1234,5", "(1.234,56)", "1\u00a0234,56", "-0,01", "1.234", "999999999999999,99"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseMoney(s)
+		if err != nil {
+			var ve *ValueError
+			if !errors.As(err, &ve) || ve.Message == "" || ve.MessageEN == "" {
+				t.Fatalf("error without message: %#v", err)
+			}
+			return
+		}
+		back, err := ParseMoney(FormatMoney(v))
+		if err != nil || back != v {
+			t.Fatalf("ParseMoney(%q) = %d; FormatMoney = %q reads back as %d, %v", s, v, FormatMoney(v), back, err)
+		}
+	})
+}
+
+func FuzzParsePercent(f *testing.F) {
+	f.Add("2%", uint8(2))
+	f.Add("0,033%", uint8(3))
+	f.Add("0.033", uint8(3))
+	f.Add("-1,5", uint8(1))
+	f.Fuzz(func(t *testing.T, s string, scale uint8) {
+		sc := int(scale % 10)
+		v, err := ParsePercent(s, sc)
+		if err != nil {
+			return
+		}
+		back, err := ParsePercent(FormatPercent(v, sc), sc)
+		if err != nil || back != v {
+			t.Fatalf("ParsePercent(%q,%d) = %d; FormatPercent = %q reads back as %d, %v", s, sc, v, FormatPercent(v, sc), back, err)
+		}
+	})
+}
+
+func FuzzParseDate(f *testing.F) {
+	for _, s := range []string{"10/02/2027", "10/2/2027", "2027-02-10", "46023", "59", "61", "20270210", "29/02/2028", "2027-02-10T10:00:00Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDate(s)
+		if err != nil {
+			return
+		}
+		if d.Location() != time.UTC || d.Hour() != 0 || d.Minute() != 0 || d.Second() != 0 || d.Nanosecond() != 0 {
+			t.Fatalf("ParseDate(%q) = %v, not a civil date", s, d)
+		}
+		back, err := ParseDate(FormatDate(d))
+		if err != nil || !back.Equal(d) {
+			t.Fatalf("ParseDate(%q) = %v; FormatDate = %q reads back as %v, %v", s, d, FormatDate(d), back, err)
+		}
+	})
+}
