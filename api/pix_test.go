@@ -57,7 +57,7 @@ func (f *fakePix) last(t *testing.T) (*http.Request, []byte, http.Header) {
 	return f.reqs[n], f.bodies[n], f.headers[n]
 }
 
-func newFake(t *testing.T) (*fakePix, *api.Client) {
+func newFakePix(t *testing.T) (*fakePix, *api.Client) {
 	f := &fakePix{status: 200, answer: "{}"}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
@@ -69,7 +69,7 @@ func newFake(t *testing.T) (*fakePix, *api.Client) {
 }
 
 func TestPixListQuery(t *testing.T) {
-	f, c := newFake(t)
+	f, c := newFakePix(t)
 	ctx := context.Background()
 	in := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("BRT", -3*3600))
 	loc := false
@@ -103,7 +103,7 @@ func TestPixListQuery(t *testing.T) {
 }
 
 func TestPixPathsAndBodies(t *testing.T) {
-	f, c := newFake(t)
+	f, c := newFakePix(t)
 	ctx := context.Background()
 	if _, err := c.PutWebhook(ctx, "fulano@example.com", "https://example.com/wh"); err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestPixPathsAndBodies(t *testing.T) {
 }
 
 func TestPixErrorsBothDialects(t *testing.T) {
-	f, c := newFake(t)
+	f, c := newFakePix(t)
 	ctx := context.Background()
 	f.status, f.answer = http.StatusConflict, `{"type":"https://pix.bcb.gov.br/api/v2/error/PixDevolucaoInvalida","title":"t","status":409,"detail":"d","violacoes":[{"razao":"r","propriedade":"id","valor":"x"}],"nome":"devolucao_id_duplicado","mensagem":"m"}`
 	_, err := c.PutDevolucao(ctx, "E1", "x", api.DevolucaoRequest{Valor: "1.00"})
