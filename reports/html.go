@@ -56,7 +56,7 @@ type htmlTally struct {
 }
 
 type htmlSplit struct {
-	Recipient, Month, MonthLabel string
+	Recipient, Label, Month, MonthLabel string
 	Own                          bool
 	Cents                        int64
 }
@@ -187,7 +187,7 @@ func renderHTML(w io.Writer, r *results.Results, dg *digest, opt Options) error 
 	var order []string
 	own := map[string]bool{}
 	for _, s := range lines {
-		d.SplitLines = append(d.SplitLines, htmlSplit{Recipient: recipientLabel(lang, s), Month: s.Month, MonthLabel: formatMonth(lang, s.Month), Own: s.Own, Cents: s.Cents})
+		d.SplitLines = append(d.SplitLines, htmlSplit{Recipient: s.Recipient, Label: recipientLabel(lang, s), Month: s.Month, MonthLabel: formatMonth(lang, s.Month), Own: s.Own, Cents: s.Cents})
 		if _, seen := totals[s.Recipient]; !seen {
 			order = append(order, s.Recipient)
 		}
@@ -405,7 +405,7 @@ footer { margin-top: 28px; font-size: 12px; }
 <table class="split">
 <thead><tr><th>{{t .Lang "recipient"}}</th><th>{{t .Lang "month"}}</th><th class="num">{{t .Lang "amount"}}</th></tr></thead>
 <tbody>
-{{range .SplitLines}}<tr data-recipient="{{.Recipient}}" data-month="{{.Month}}" data-cents="{{.Cents}}"><td class="code">{{.Recipient}}</td><td>{{.MonthLabel}}</td><td class="num">{{money $.Lang .Cents}}</td></tr>
+{{range .SplitLines}}<tr data-recipient="{{.Recipient}}" data-month="{{.Month}}" data-cents="{{.Cents}}"><td class="code">{{.Label}}</td><td>{{.MonthLabel}}</td><td class="num">{{money $.Lang .Cents}}</td></tr>
 {{end}}</tbody>
 </table>
 </section>

@@ -105,7 +105,7 @@ func TestHTMLCarnets(t *testing.T) {
 	if got := split[payeeAgent+"|2026-01"]; got != "5586" {
 		t.Errorf("agent share 2026-01 = %q, want 5586", got)
 	}
-	if got := split[payeeOwn+" (conta emissora)|2026-03"]; got != "7500" {
+	if got := split[payeeOwn+"|2026-03"]; got != "7500" {
 		t.Errorf("own share 2026-03 = %q, want 7500 (%v)", got, split)
 	}
 	if problems != 2 {
@@ -217,6 +217,9 @@ func TestMoneyFormats(t *testing.T) {
 	}
 	if got := formatTimestamp("pt", "2026-01-05T12:00:00Z"); got != "05/01/2026 09:00:00 (horário de Brasília)" {
 		t.Errorf("formatTimestamp = %q", got)
+	}
+	if got := formatTimestamp("en", "2026-01-05T12:00:00.5Z"); got != "2026-01-05 09:00:00 (UTC-3)" {
+		t.Errorf("formatTimestamp en = %q", got)
 	}
 }
 

@@ -262,7 +262,7 @@ func formatTimestamp(lang, ts string) string {
 	}
 	t = t.In(saoPaulo)
 	if lang == "en" {
-		return t.Format("2006-01-02 15:04:05 (UTC-3)")
+		return t.Format("2006-01-02 15:04:05") + " (UTC-3)"
 	}
-	return t.Format("02/01/2006 15:04:05 (horário de Brasília)")
+	return t.Format("02/01/2006 15:04:05") + " (horário de Brasília)"
 }
