@@ -57,8 +57,8 @@ type htmlTally struct {
 
 type htmlSplit struct {
 	Recipient, Label, Month, MonthLabel string
-	Own                          bool
-	Cents                        int64
+	Own                                 bool
+	Cents                               int64
 }
 
 type htmlData struct {
