@@ -750,9 +750,8 @@ type slipOut struct {
 	ChargeID int64 `json:"charge_id"`
 	Total    int64 `json:"total"`
 	billetOut
-	Payment *struct {
-		BankingBillet *billetOut `json:"banking_billet"`
-	} `json:"payment"`
+	// Payment is "banking_billet" on creation and an object on GET.
+	Payment json.RawMessage `json:"payment"`
 }
 
 // parsePost turns a creation answer (or the GET of what was created) into
@@ -805,8 +804,13 @@ func (e *executor) parsePost(r *jrow, body []byte) (*results.Row, error) {
 		return nil, err
 	}
 	b := s.billetOut
-	if s.Payment != nil && s.Payment.BankingBillet != nil {
-		b = *s.Payment.BankingBillet
+	if len(s.Payment) > 0 && s.Payment[0] == '{' {
+		var p struct {
+			BankingBillet *billetOut `json:"banking_billet"`
+		}
+		if err := json.Unmarshal(s.Payment, &p); err == nil && p.BankingBillet != nil {
+			b = *p.BankingBillet
+		}
 	}
 	if s.ChargeID == 0 || b.Barcode == "" {
 		return nil, errors.New("boleto sem charge_id ou linha digitável")

@@ -1,0 +1,227 @@
+package run_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"remessa/api"
+	"remessa/pipeline/results"
+	"remessa/pipeline/run"
+	"remessa/rules"
+	"remessa/sandbox"
+)
+
+// TestCarnetsEmbedded runs a carnet job on the embedded sandbox, then opens
+// the sandbox's data folder again (what `remessa sandbox --data` does) and
+// checks one carnet per row with the input's values and due dates.
+func TestCarnetsEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	ps := payers(7, 1)
+	job := writeJob(t, dir, "carnets", ps, "")
+	out, err := run.Run(context.Background(), job, run.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ExitCode() != 0 {
+		t.Fatalf("exit %d, stop %v", out.ExitCode(), out.Stop)
+	}
+	res := loadResults(t, out.Dir)
+	if res.Totals.Issued.Rows != len(ps) {
+		t.Fatalf("issued %d rows, want %d", res.Totals.Issued.Rows, len(ps))
+	}
+	// the embedded sandbox's data outlives the run
+	rn := startSandbox(t, filepath.Join(dir, "remessa-out", ".sandbox"), func(c *sandbox.Config) {
+		c.ClientID, c.ClientSecret = run.EmbeddedClientID, run.EmbeddedClientSecret
+	})
+	cl := client(t, rn, run.EmbeddedClientID, run.EmbeddedClientSecret)
+	charges := listCharges(t, cl, "carnet")
+	if len(charges) != 3*len(ps) {
+		t.Fatalf("sandbox has %d carnet parcels, want %d", len(charges), 3*len(ps))
+	}
+	first := today().AddDate(0, 0, 20)
+	byCID := map[string][]listed{}
+	for _, c := range charges {
+		byCID[*c.CustomID] = append(byCID[*c.CustomID], c)
+	}
+	for i, p := range ps {
+		cid := run.CustomID(out.RunID, p.Key)
+		got := byCID[cid]
+		if len(got) != 3 {
+			t.Fatalf("row %s: %d parcels with custom_id %s, want 3", p.Key, len(got), cid)
+		}
+		carnet := got[0].Payment.Carnet.CarnetID
+		due := map[string]bool{}
+		for _, c := range got {
+			if c.Total != p.Cents {
+				t.Errorf("row %s parcel total %d, want %d", p.Key, c.Total, p.Cents)
+			}
+			if c.Customer == nil || c.Customer.CPF != p.CPF {
+				t.Errorf("row %s: customer %+v, want CPF %s", p.Key, c.Customer, p.CPF)
+			}
+			if c.Payment.Carnet.CarnetID != carnet {
+				t.Errorf("row %s: parcels in two carnets", p.Key)
+			}
+			due[c.Payment.Carnet.ExpireAt] = true
+		}
+		for n := 0; n < 3; n++ {
+			d := rules.AddMonthsClamped(first, n).Format("2006-01-02")
+			if !due[d] {
+				t.Errorf("row %s: no parcel due %s (have %v)", p.Key, d, due)
+			}
+		}
+		row := res.Rows[i]
+		if row.CarnetID != carnet || len(row.Parcels) != 3 || row.Parcels[0].TypedLine == "" || row.Parcels[0].PixCopiaECola == "" {
+			t.Errorf("results row %s: carnet %d parcels %d: %+v", p.Key, row.CarnetID, len(row.Parcels), row.Parcels)
+		}
+		if row.AmountCents != 3*p.Cents {
+			t.Errorf("results row %s amount %d, want %d", p.Key, row.AmountCents, 3*p.Cents)
+		}
+	}
+}
+
+// TestBoletosRemoteAndDuplicate runs a slip job against a separate sandbox
+// (--base-url), checks one slip per row, then checks the duplicate-run
+// guard and --again.
+func TestBoletosRemoteAndDuplicate(t *testing.T) {
+	dir := t.TempDir()
+	rn := startSandbox(t, sandbox.Memory, nil)
+	ps := payers(6, 2)
+	job := writeJob(t, dir, "boletos", ps, "service: sandbox")
+	opts := run.Options{BaseURL: rn.URL, Getenv: remoteEnv}
+	out, err := run.Run(context.Background(), job, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ExitCode() != 0 {
+		t.Fatalf("exit %d, stop %v", out.ExitCode(), out.Stop)
+	}
+	cl := client(t, rn, testClientID, testClientSecret)
+	charges := listCharges(t, cl, "billet")
+	if len(charges) != len(ps) {
+		t.Fatalf("sandbox has %d slips, want %d", len(charges), len(ps))
+	}
+	want := today().AddDate(0, 0, 15).Format("2006-01-02")
+	seen := map[string]listed{}
+	for _, c := range charges {
+		seen[*c.CustomID] = c
+	}
+	res := loadResults(t, out.Dir)
+	for i, p := range ps {
+		c, ok := seen[run.CustomID(out.RunID, p.Key)]
+		if !ok {
+			t.Fatalf("row %s: no slip", p.Key)
+		}
+		if c.Total != p.Cents || c.Payment.BankingBillet.ExpireAt != want || c.Customer.CPF != p.CPF {
+			t.Errorf("row %s: total %d due %s cpf %s; want %d %s %s", p.Key, c.Total, c.Payment.BankingBillet.ExpireAt, c.Customer.CPF, p.Cents, want, p.CPF)
+		}
+		r := res.Rows[i]
+		if r.Outcome != results.Issued || len(r.ChargeIDs) != 1 || r.ChargeIDs[0] != c.ID || len(r.Barcode) != 44 || r.TypedLine == "" {
+			t.Errorf("results row %s: %+v", p.Key, r)
+		}
+		if err := rules.CheckBarcode(r.Barcode); err != nil {
+			t.Errorf("row %s barcode: %v", p.Key, err)
+		}
+	}
+	// the same job on the same input again is refused, naming the run
+	_, err = run.Run(context.Background(), job, opts)
+	var de *run.DuplicateError
+	if !errors.As(err, &de) || de.Earlier.RunID != out.RunID || !strings.Contains(err.Error(), "--again") {
+		t.Fatalf("second run: %v, want a DuplicateError naming %s", err, out.RunID)
+	}
+	if n := len(listCharges(t, cl, "billet")); n != len(ps) {
+		t.Fatalf("after the refused run the sandbox has %d slips", n)
+	}
+	// --again issues again, and warns about the repeated rows
+	opts.Again = true
+	out2, err := run.Run(context.Background(), job, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out2.Warnings) == 0 || !strings.Contains(out2.Warnings[0], out.RunID) {
+		t.Errorf("no repeated-rows warning naming %s: %v", out.RunID, out2.Warnings)
+	}
+	if n := len(listCharges(t, cl, "billet")); n != 2*len(ps) {
+		t.Fatalf("after --again the sandbox has %d slips, want %d", n, 2*len(ps))
+	}
+}
+
+// TestCobvDeniedAndSplit sends cobv in batches of 10 to a separate
+// sandbox: one row's key does not belong to the account (NEGADA), the
+// others are created with their values and due dates and linked to the
+// split configuration.
+func TestCobvDeniedAndSplit(t *testing.T) {
+	dir := t.TempDir()
+	rn := startSandbox(t, sandbox.Memory, nil)
+	ctx := context.Background()
+	a1, err := rn.Server.Auth().CreateAccount(ctx, "Federação Um")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := payers(23, 3)
+	bad := 13
+	for i := range ps {
+		ps[i].Chave = rn.PixKey
+	}
+	ps[bad].Chave = "alguem@nao-e-minha.example.com"
+	split := `    split:
+      divisao_tarifa: assumir_total
+      minha_parte: {tipo: porcentagem, valor: 70%}
+      repasses:
+        - {tipo: porcentagem, valor: 30%, cnpj: "` + a1.CNPJ + `", conta: "` + a1.Conta + `"}`
+	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
+	b, _ := readFile(job)
+	job = writeFileT(t, job, strings.Replace(b, "    batch: {size: 10}", "    batch: {size: 10}\n"+split, 1))
+	out, err := run.Run(ctx, job, run.Options{BaseURL: rn.URL, Getenv: remoteEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := loadResults(t, out.Dir)
+	if out.ExitCode() != 1 || res.Totals.Denied.Rows != 1 || res.Totals.Issued.Rows != len(ps)-1 || !res.Run.Complete {
+		t.Fatalf("exit %d, totals %+v, stop %v", out.ExitCode(), res.Totals, out.Stop)
+	}
+	cl := client(t, rn, testClientID, testClientSecret)
+	want := today().AddDate(0, 0, 25).Format("2006-01-02")
+	batches := map[string]bool{}
+	for i, p := range ps {
+		r := res.Rows[i]
+		batches[r.BatchID] = true
+		cob, err := cl.GetCobV(ctx, r.Txid)
+		if i == bad {
+			var ae *api.Error
+			if r.Outcome != results.Denied || len(r.Problems) == 0 || !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
+				t.Errorf("denied row: outcome %s problems %v, GET err %v", r.Outcome, r.Problems, err)
+			}
+			if !strings.Contains(r.Problems[0].Message, "chave") {
+				t.Errorf("denied row problem does not name the key: %+v", r.Problems[0])
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("row %s: %v", p.Key, err)
+		}
+		cents, _ := rules.ParsePixAmount(cob.Valor.Original)
+		if cents != p.Cents || cob.Calendario.DataDeVencimento != want || cob.Devedor == nil || cob.Devedor.CPF != p.CPF {
+			t.Errorf("row %s: valor %s due %s devedor %+v", p.Key, cob.Valor.Original, cob.Calendario.DataDeVencimento, cob.Devedor)
+		}
+		if r.Txid != rules.DeriveTxid(out.RunID, p.Key) || r.PixCopiaECola != cob.PixCopiaECola || r.PixCopiaECola == "" || r.Location == "" {
+			t.Errorf("results row %s: txid %s copia %q location %q", p.Key, r.Txid, r.PixCopiaECola, r.Location)
+		}
+		sp, err := cl.GetCobSplit(ctx, true, r.Txid)
+		if err != nil {
+			t.Fatalf("row %s split: %v", p.Key, err)
+		}
+		if sp.Config.ID == "" || !strings.HasPrefix(sp.Config.ID, "rm") {
+			t.Errorf("row %s: split config %+v", p.Key, sp.Config)
+		}
+		for _, pr := range r.Problems {
+			t.Errorf("issued row %s has problem %+v", p.Key, pr)
+		}
+	}
+	if len(batches) != 3 {
+		t.Errorf("%d batches, want 3 (23 rows, 10 per batch)", len(batches))
+	}
+}
