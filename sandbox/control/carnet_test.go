@@ -1,6 +1,9 @@
 package control_test
 
 import (
+	"io"
+	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -147,4 +150,36 @@ func historyHas(h []api.History, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestCarnetDocumentLinks(t *testing.T) {
+	e := newEnv(t, "")
+	cn, err := e.c.CreateCarnet(ctx, api.CarnetRequest{Items: []api.Item{{Name: "Mensalidade", Value: 35000, Amount: 1}},
+		Customer: customer(), ExpireAt: "2026-03-10", Repeats: 4, Message: "Anuidade 2026"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.control("POST", "/sandbox/carnets/"+itoa(cn.CarnetID)+"/parcels/1/pay", nil, nil)
+	for _, u := range []string{cn.PDF.Carnet, cn.PDF.Cover, cn.Cover, cn.Link, cn.Charges[1].URL, cn.Charges[1].PDF.Charge} {
+		if u == "" {
+			t.Fatalf("carnet links %+v", cn)
+		}
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", u, resp.StatusCode)
+		}
+		if u == cn.PDF.Carnet {
+			if !strings.HasPrefix(string(b), "%PDF-") {
+				t.Fatalf("carnet pdf is %.10q", b)
+			}
+			if dir := os.Getenv("REMESSA_SAMPLE_DIR"); dir != "" {
+				os.WriteFile(dir+"/sandbox-carnet.pdf", b, 0o644)
+			}
+		}
+	}
 }

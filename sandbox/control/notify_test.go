@@ -3,6 +3,7 @@ package control_test
 import (
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +222,9 @@ func TestDocumentLinksServeThePrintedSlip(t *testing.T) {
 		return resp.Header.Get("Content-Type"), string(b)
 	}
 	ct, body := get(res.PDF.Charge)
+	if dir := os.Getenv("REMESSA_SAMPLE_DIR"); dir != "" {
+		os.WriteFile(dir+"/sandbox-slip.pdf", []byte(body), 0o644)
+	}
 	if ct != "application/pdf" || !strings.HasPrefix(body, "%PDF-") {
 		t.Fatalf("pdf link answered %s %.20q", ct, body)
 	}
