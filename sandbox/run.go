@@ -55,7 +55,10 @@ type Running struct {
 	PixKey       string
 	DataDir      string
 	CAFile       string // with TLS: the CA clients must trust
-	Server       *Server
+	// With TLS, a client certificate issued for the first application (if
+	// the TLS provider made one), for api.Config.CertFile/KeyFile.
+	ClientCertFile, ClientKeyFile string
+	Server                        *Server
 
 	servers []*http.Server
 	cancel  context.CancelFunc
@@ -94,6 +97,7 @@ func (s *Server) Start() (*Running, error) {
 			return nil, fmt.Errorf("sandbox: TLS: %w", err)
 		}
 		tlsCfg, rn.CAFile = setup.Config, setup.CAFile
+		rn.ClientCertFile, rn.ClientKeyFile = setup.ClientCertFile, setup.ClientKeyFile
 	}
 	if s.cfg.PixAddr != "" || tlsCfg != nil {
 		pa := s.cfg.PixAddr

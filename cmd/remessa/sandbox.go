@@ -171,6 +171,9 @@ func printBanner(w io.Writer, rn *sandbox.Running, fc faults.Config) {
 	if rn.CAFile != "" {
 		fmt.Fprintf(tw, "  CA do TLS\t%s\n", rn.CAFile)
 	}
+	if rn.ClientCertFile != "" {
+		fmt.Fprintf(tw, "  Certificado cliente\t%s (chave %s)\n", rn.ClientCertFile, rn.ClientKeyFile)
+	}
 	if rn.DataDir != "" {
 		fmt.Fprintf(tw, "  Dados\t%s\n", filepath.Join(rn.DataDir, sandbox.DBFile))
 	} else {

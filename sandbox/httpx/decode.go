@@ -231,7 +231,19 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
 		pt := reflect.PointerTo(t)
 		if pt.Implements(unmarshalerType) || t.Implements(unmarshalerType) {
-			return nil // the type validates itself
+			// The type validates itself: run it on this value alone so a
+			// refusal gets its pointer.
+			if val == nil {
+				return nil
+			}
+			b, err := json.Marshal(val)
+			if err != nil {
+				return &DecodeError{Kind: ErrWrongType, Pointer: ptr, Message: "Valor inválido"}
+			}
+			if err := json.Unmarshal(b, reflect.New(t).Interface()); err != nil {
+				return &DecodeError{Kind: ErrWrongType, Pointer: ptr, Got: kindOf(val), Message: "Valor inválido: " + sanitize(err.Error())}
+			}
+			return nil
 		}
 		if pt.Implements(textUnmarshalerType) || t.Implements(textUnmarshalerType) {
 			if val == nil {
