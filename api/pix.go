@@ -184,10 +184,25 @@ func (c *Client) WaitLoteCobV(ctx context.Context, id string, interval time.Dura
 	}
 }
 
+// ListLoteCobVParams filter GET /v2/lotecobv: Status keeps batches with
+// an item in that status (CRIADA, NEGADA, EM_PROCESSAMENTO); CPF or CNPJ
+// batches with an item for that devedor.
+type ListLoteCobVParams struct {
+	ListParams
+	Status    string
+	CPF, CNPJ string
+}
+
 // ListLoteCobV lists batches created between Inicio and Fim.
-func (c *Client) ListLoteCobV(ctx context.Context, p ListParams) (*LoteCobVPage, error) {
+func (c *Client) ListLoteCobV(ctx context.Context, p ListLoteCobVParams) (*LoteCobVPage, error) {
+	v := p.ListParams.values()
+	for k, s := range map[string]string{"status": p.Status, "cpf": p.CPF, "cnpj": p.CNPJ} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
 	var out LoteCobVPage
-	return &out, c.pix(ctx, http.MethodGet, withQuery("/v2/lotecobv", p.values()), nil, &out)
+	return &out, c.pix(ctx, http.MethodGet, withQuery("/v2/lotecobv", v), nil, &out)
 }
 
 // CreateSplitConfig creates a split configuration with a service id

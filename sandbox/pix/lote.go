@@ -44,6 +44,25 @@ func (l *lote) pending() bool {
 	return false
 }
 
+// hasDevedor tells whether an item of the batch is for that CPF or CNPJ.
+func (l *lote) hasDevedor(cpf, cnpj string) bool {
+	for _, it := range l.Items {
+		var r struct {
+			Devedor struct {
+				CPF  string `json:"cpf"`
+				CNPJ string `json:"cnpj"`
+			} `json:"devedor"`
+		}
+		if json.Unmarshal(it.Req, &r) != nil {
+			continue
+		}
+		if (cpf != "" && r.Devedor.CPF == cpf) || (cnpj != "" && r.Devedor.CNPJ == cnpj) {
+			return true
+		}
+	}
+	return false
+}
+
 func (l *lote) itemStatus(txid string) string {
 	for _, it := range l.Items {
 		if it.Txid == txid {
@@ -521,7 +540,8 @@ type LoteList struct {
 }
 
 // listLotes handles GET /v2/lotecobv (inicio, fim, pagination; status
-// keeps batches with an item in that status).
+// keeps batches with an item in that status, cpf/cnpj batches with an item
+// for that devedor).
 func (m *Module) listLotes(accountID string, q url.Values) (*LoteList, *apiError) {
 	lq, e := parseList(q, false)
 	if e != nil {
@@ -533,7 +553,11 @@ func (m *Module) listLotes(accountID string, q url.Values) (*LoteList, *apiError
 	default:
 		return nil, problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "Parâmetro status inválido.", []Violacao{{Razao: "use CRIADA, NEGADA ou EM_PROCESSAMENTO", Propriedade: "status", Valor: status}})
 	}
-	lq.params.Status = status
+	cpf, cnpj := q.Get("cpf"), q.Get("cnpj")
+	if cpf != "" && cnpj != "" {
+		return nil, problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "Parâmetros cpf e cnpj juntos.", []Violacao{{Razao: "informe cpf ou cnpj, não ambos", Propriedade: "cpf", Valor: cpf}})
+	}
+	lq.params.Status, lq.params.CPF, lq.params.CNPJ = status, cpf, cnpj
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := &LoteList{Lotes: []LoteCobV{}}
@@ -551,6 +575,9 @@ func (m *Module) listLotes(accountID string, q url.Values) (*LoteList, *apiError
 				if !has {
 					continue
 				}
+			}
+			if (cpf != "" || cnpj != "") && !l.hasDevedor(cpf, cnpj) {
+				continue
 			}
 			sel = append(sel, l)
 		}

@@ -112,10 +112,26 @@ func TestLote1000(t *testing.T) {
 	if _, err := c.PutCobV(ctx, its[10].Txid, cobvReq(e.key, "52998224725", "5.00")); err != nil {
 		t.Fatalf("PUT cobv of a denied txid: %v", err)
 	}
-	lp, err := c.ListLoteCobV(ctx, window())
+	lp, err := c.ListLoteCobV(ctx, api.ListLoteCobVParams{ListParams: window()})
 	if err != nil || len(lp.Lotes) != 2 || lp.Lotes[0].ID != 1000 || lp.Lotes[1].ID != 1001 {
 		t.Fatalf("ListLoteCobV: %v %+v", err, lp.Parametros)
 	}
+	lp, err = c.ListLoteCobV(ctx, api.ListLoteCobVParams{ListParams: window(), Status: "NEGADA"})
+	if err != nil || len(lp.Lotes) != 1 || lp.Lotes[0].ID != 1000 || lp.Parametros.Status != "NEGADA" {
+		t.Fatalf("ListLoteCobV NEGADA: %v %+v", err, lp.Parametros)
+	}
+	lp, err = c.ListLoteCobV(ctx, api.ListLoteCobVParams{ListParams: window(), CPF: "52998224724"})
+	if err != nil || len(lp.Lotes) != 1 || lp.Lotes[0].ID != 1000 {
+		t.Fatalf("ListLoteCobV cpf: %v %+v", err, lp.Parametros)
+	}
+	lp, err = c.ListLoteCobV(ctx, api.ListLoteCobVParams{ListParams: window(), CNPJ: "11222333000181"})
+	if err != nil || len(lp.Lotes) != 0 {
+		t.Fatalf("ListLoteCobV cnpj: %v %+v", err, lp.Parametros)
+	}
+	_, err = c.ListLoteCobV(ctx, api.ListLoteCobVParams{ListParams: window(), Status: "ATIVA"})
+	wantProblem(t, err, http.StatusBadRequest, "RequisicaoInvalida", "status")
+	_, err = c.ListLoteCobV(ctx, api.ListLoteCobVParams{})
+	wantProblem(t, err, http.StatusBadRequest, "RequisicaoInvalida", "inicio")
 }
 
 func TestLoteRules(t *testing.T) {
