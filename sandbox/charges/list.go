@@ -157,13 +157,13 @@ func parseListQuery(r *http.Request) (*listFilter, *Error) {
 	}
 	if s := q.Get("page"); s != "" {
 		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
+		if err != nil || v < 1 || v > 1000000000 {
 			return nil, invalid("/page", "page deve ser um inteiro a partir de 1 (recebido %q)", truncate(s, 40))
 		}
 		f.page = v
 	} else if s := q.Get("offset"); s != "" {
 		v, err := strconv.Atoi(s)
-		if err != nil || v < 0 {
+		if err != nil || v < 0 || v > 1000000000 {
 			return nil, invalid("/offset", "offset deve ser um inteiro não negativo (recebido %q)", truncate(s, 40))
 		}
 		f.page = v/f.limit + 1

@@ -626,7 +626,7 @@ func minTotal(total int64) *Error {
 		return errf(CodeMinTotal, "min_value", "O valor total da cobrança (%s) deve ser de no mínimo R$ 5,00", rules.FormatBRL(total))
 	}
 	if total > maxSlipCents {
-		return errf(CodeValidation, "validation_error", "O valor total da cobrança (%s) excede o máximo de um boleto", rules.FormatBRL(total))
+		return invalid("/items", "O valor total da cobrança (%s) excede o máximo de um boleto", rules.FormatBRL(total))
 	}
 	return nil
 }
