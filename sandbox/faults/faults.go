@@ -579,7 +579,11 @@ func (c Config) Summary() string {
 	add := func(name string, r Rule) {
 		var f []string
 		if r.Latency > 0 || r.Jitter > 0 {
-			f = append(f, fmt.Sprintf("latência %s+%s", time.Duration(r.Latency), time.Duration(r.Jitter)))
+			l := "latência " + time.Duration(r.Latency).String()
+			if r.Jitter > 0 {
+				l += " + até " + time.Duration(r.Jitter).String()
+			}
+			f = append(f, l)
 		}
 		for _, p := range []struct {
 			n string
