@@ -157,3 +157,12 @@ func BenchmarkReadCSV100k(b *testing.B) {
 	}
 	b.ReportMetric(float64(100_000*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestMain removes the big benchmark inputs when the run ends.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bigFiles.dir != "" {
+		os.RemoveAll(bigFiles.dir)
+	}
+	os.Exit(code)
+}

@@ -1,11 +1,15 @@
 package pipeline
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"math/bits"
+)
 
 // seenSet remembers 64-bit hashes of strings with the row (source row
-// number) where each was first seen, in an open-addressing table: 12 bytes
-// a slot, so a million keys cost about 24 MB at most, instead of keeping
-// the strings. Two different strings with the same 64-bit hash would be
+// number) where each was first seen, in an open-addressing table of 12
+// bytes a slot, instead of keeping the strings: a million keys cost about
+// 15 MB when the table is sized up front (sizeHint) and at most twice that
+// while it grows. Two different strings with the same 64-bit hash would be
 // reported as duplicates; with a random seed per validation the chance for
 // a million rows is about 3 in 100 million.
 type seenSet struct {
@@ -15,8 +19,15 @@ type seenSet struct {
 	count int
 }
 
-func newSeenSet(seed maphash.Seed) *seenSet {
-	return &seenSet{seed: seed, hs: make([]uint64, 1024), rows: make([]uint32, 1024)}
+// maxLoad is the load factor (in tenths) at which the table grows.
+const maxLoad = 8
+
+func newSeenSet(seed maphash.Seed, sizeHint int) *seenSet {
+	n := 1024
+	if want := sizeHint * 10 / maxLoad; want > n {
+		n = want + want/16
+	}
+	return &seenSet{seed: seed, hs: make([]uint64, n), rows: make([]uint32, n)}
 }
 
 func (s *seenSet) hash(key string) uint64 {
@@ -33,11 +44,12 @@ func (s *seenSet) add(key string, row int) int {
 }
 
 func (s *seenSet) addHash(h uint64, row int) int {
-	if s.count*10 >= len(s.hs)*7 {
+	if (s.count+1)*10 > len(s.hs)*maxLoad {
 		s.grow()
 	}
-	mask := uint64(len(s.hs) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	n := uint64(len(s.hs))
+	i, _ := bits.Mul64(h, n) // h scaled to [0, n)
+	for {
 		switch s.hs[i] {
 		case 0:
 			s.hs[i], s.rows[i] = h, uint32(row)
@@ -45,6 +57,9 @@ func (s *seenSet) addHash(h uint64, row int) int {
 			return 0
 		case h:
 			return int(s.rows[i])
+		}
+		if i++; i == n {
+			i = 0
 		}
 	}
 }

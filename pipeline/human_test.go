@@ -131,7 +131,7 @@ issue:
 }
 
 func TestSeenSet(t *testing.T) {
-	s := newSeenSet(newSeed())
+	s := newSeenSet(newSeed(), 0)
 	for i := 0; i < 5000; i++ {
 		if first := s.add(strings.Repeat("k", i%7)+string(rune('a'+i%26))+itoa(i), i+2); first != 0 {
 			t.Fatalf("key %d reported as seen at row %d", i, first)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -102,6 +103,20 @@ func Validate(ctx context.Context, job *Job) (*Validation, error) {
 		Refused: func(r *results.Row) error { v.Refused = append(v.Refused, *r); return nil },
 		Note:    func(n Note) { v.Notes = append(v.Notes, n) },
 	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(v.Notes, func(a, b int) bool { return v.Notes[a].Row < v.Notes[b].Row })
+	v.Summary = *sum
+	return v, nil
+}
+
+// ValidateNotes is Validate without keeping the items and refused rows:
+// the summary and the notes only, in memory proportional to the problems
+// found, not to the input (what validate needs on big files).
+func ValidateNotes(ctx context.Context, job *Job) (*Validation, error) {
+	v := &Validation{Job: job}
+	sum, err := ValidateStream(ctx, job, Handler{Note: func(n Note) { v.Notes = append(v.Notes, n) }})
 	if err != nil {
 		return nil, err
 	}
@@ -280,13 +295,14 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 		return nil, err
 	}
 	seed := maphash.MakeSeed()
+	hint := rowsHint(job.InputFile, src.Format)
 	vr := &rowValidator{job: job, kind: job.Kind, src: src, col: m.ByField, byName: map[string]int{},
-		keys: newSeenSet(seed), triples: newSeenSet(seed), own: job.Endpoint.PayeeCode}
+		keys: newSeenSet(seed, hint), triples: newSeenSet(seed, hint), own: job.Endpoint.PayeeCode}
 	vr.hash.SetSeed(seed)
 	vr.modc = map[*PixModSpec]Modalidade{}
 	vr.dates = map[int64]string{}
 	if job.Kind == results.Cobv {
-		vr.txids = newSeenSet(seed)
+		vr.txids = newSeenSet(seed, 0)
 	}
 	for i, hdr := range src.Headers {
 		if _, dup := vr.byName[hdr]; !dup {
@@ -317,6 +333,24 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 		return nil, err
 	}
 	return vr, nil
+}
+
+// rowsHint estimates a CSV's rows from its size (pt-BR payer rows are
+// rarely under 160 bytes), so the duplicate tables are sized once instead
+// of growing; other formats start small.
+func rowsHint(path, format string) int {
+	if format != "csv" {
+		return 0
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	n := st.Size() / 160
+	if n > formats.DefaultMaxRows {
+		n = formats.DefaultMaxRows
+	}
+	return int(n)
 }
 
 func itemsNeedValue(items []ItemSpec) bool {

@@ -30,6 +30,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Uso: remessa plan %s\n", c.Usage)
 		return exitUsage
 	}
+	setSoftMemoryLimit()
 	job, err := pipeline.Load(pos[0], pipeline.LoadOptions{})
 	var plan *pipeline.Plan
 	if err == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"remessa/pipeline"
 )
@@ -30,10 +32,11 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Uso: remessa validate %s\n", c.Usage)
 		return exitUsage
 	}
+	setSoftMemoryLimit()
 	job, err := pipeline.Load(pos[0], pipeline.LoadOptions{})
 	var v *pipeline.Validation
 	if err == nil {
-		v, err = pipeline.Validate(context.Background(), job)
+		v, err = pipeline.ValidateNotes(context.Background(), job)
 	}
 	rep := pipeline.NewValidationReport(pos[0], job, v, err)
 	if *format == "json" {
@@ -44,4 +47,15 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		rep.WriteText(stdout, *lang)
 	}
 	return rep.ExitCode
+}
+
+// setSoftMemoryLimit asks the garbage collector to keep the heap near 48
+// MiB unless GOMEMLIMIT says otherwise: validate and plan stream any input
+// in a few tens of MB of live data, and without a limit the heap grows to
+// twice that before collecting. It is a soft limit: more live data is
+// still allowed.
+func setSoftMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(48 << 20)
+	}
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 	"golang.org/x/text/encoding/charmap"
+
+	"remessa/formats/fixtures"
 )
 
 var first = []string{"Maria", "José", "Ana", "João", "Antônio", "Francisca", "Luís", "Márcia", "Conceição", "Sebastião", "Lúcia", "Inês", "Vinícius", "Débora", "Caio", "Beatriz", "Letícia", "Otávio", "Júlia", "Flávio", "Cláudia", "Rogério", "Patrícia", "Mônica", "André"}
@@ -92,12 +94,39 @@ func phone(r *rand.Rand) string {
 
 func main() {
 	dir := flag.String("dir", "samples", "samples directory")
+	big := flag.String("big", "", "instead, write big benchmark inputs (1,000,000-row CSV, 100,000-row XLSX) and their jobs to this directory")
 	flag.Parse()
+	if *big != "" {
+		must(writeBig(*big))
+		return
+	}
 	must(escola(filepath.Join(*dir, "escola", "alunos.xlsx")))
 	must(mensal(filepath.Join(*dir, "mensal", "pagadores.csv")))
 	must(boletos(filepath.Join(*dir, "boletos", "clientes.csv")))
 	must(split(filepath.Join(*dir, "split", "pedidos.xlsx")))
 	must(pixsplit(filepath.Join(*dir, "split", "associados.csv")))
+}
+
+// writeBig writes the benchmark inputs of docs/job-file.md: a 1,000,000-row
+// pt-BR CSV (Windows-1252, ";") and a 100,000-row XLSX with the fixtures'
+// 12 columns, and a cobv job for each (the e-mail is the row key).
+func writeBig(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := fixtures.WriteBigCSV(filepath.Join(dir, "big1m.csv"), 1_000_000, true); err != nil {
+		return err
+	}
+	if err := fixtures.WriteBigXLSX(filepath.Join(dir, "big100k.xlsx"), 100_000); err != nil {
+		return err
+	}
+	for _, f := range []string{"big1m.csv", "big100k.xlsx"} {
+		job := fmt.Sprintf("version: 1\ninput: {file: %s, key: email}\nissue:\n  cobv:\n    chave: financeiro@example.com\n    multa: {modalidade: 2, valor: 2%%}\n", f)
+		if err := os.WriteFile(filepath.Join(dir, strings.TrimSuffix(f, filepath.Ext(f))+".yaml"), []byte(job), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func must(err error) {
