@@ -98,7 +98,9 @@ type PayResult struct {
 // Pay simulates the payment of a cob or cobv of account, found by txid or
 // by its BR Code (pixCopiaECola): it creates the received Pix, sets the
 // charge CONCLUIDA and queues the webhook of the charge's key. cents 0
-// pays valor.original. It returns the new endToEndId. account "" searches
+// pays the amount due: valor.original for a cob; for a cobv, abatimento,
+// desconto, multa and juros applied on the sandbox clock's São Paulo date
+// (see amountDue). It returns the new endToEndId. account "" searches
 // every account (the txid must then be unambiguous).
 func (m *Module) Pay(ctx context.Context, account, txidOrBRCode string, cents int64) (string, error) {
 	r, err := m.pay(ctx, account, txidOrBRCode, cents)
@@ -172,7 +174,7 @@ func (m *Module) pay(ctx context.Context, account, ref string, cents int64) (*Pa
 		}
 	}
 	if cents == 0 {
-		cents = c.Cents
+		cents = amountDue(c, rules.Today(now))
 	}
 	a := m.accts[accID]
 	var rec *received
