@@ -56,3 +56,27 @@ func TestPaymentLinkPageAndExpiry(t *testing.T) {
 		t.Fatalf("page after expiry: %d, shows expirada: %v", st, strings.Contains(body, "expirada"))
 	}
 }
+
+func TestWriteOffDaysRunOut(t *testing.T) {
+	e := newEnv(t, "")
+	two := int64(2)
+	res, err := e.c.CreateOneStepCharge(ctx, api.OneStepRequest{Items: []api.Item{{Name: "Taxa", Value: 8000, Amount: 1}},
+		Payment: api.Payment{BankingBillet: &api.BankingBillet{Customer: customer(), ExpireAt: "2026-03-10",
+			Configurations: &api.Configurations{Fine: 200, Interest: 33, DaysToWriteOff: &two}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.control("POST", "/sandbox/clock/advance", map[string]string{"to": "2026-03-13"}, nil)
+	// Due 03-10 + 2 days = payable until 03-12; on 03-13 the bank refuses it.
+	var refusal struct {
+		Code  int    `json:"code"`
+		Error string `json:"error"`
+	}
+	if st := e.control("POST", "/sandbox/charges/"+itoa(res.ChargeID)+"/pay", nil, &refusal); st != 400 || refusal.Code == 0 {
+		t.Fatalf("payment after the write-off: %d %+v", st, refusal)
+	}
+	// Reported as paid on the last payable day, it is accepted.
+	if st := e.control("POST", "/sandbox/charges/"+itoa(res.ChargeID)+"/pay", map[string]any{"paid_at": "2026-03-12", "value": 8183}, nil); st != 200 {
+		t.Fatalf("payment dated the last payable day: %d", st)
+	}
+}
