@@ -9,6 +9,7 @@ import (
 	"remessa/api"
 	"remessa/rules"
 	"remessa/sandbox"
+	"remessa/sandbox/clock"
 )
 
 func TestSplit(t *testing.T) {
@@ -580,4 +581,35 @@ func TestRestartKeepsEverything(t *testing.T) {
 	if err != nil || p2.EndToEndID == paid.EndToEndID || cob2.Loc.ID <= cob.Loc.ID {
 		t.Fatalf("after restart: %v %+v", err, p2)
 	}
+}
+
+// TestPayAmountDue: paying a cobv without valor pays the amount due on the
+// sandbox clock's date; past validadeAposVencimento it cannot be paid.
+func TestPayAmountDue(t *testing.T) {
+	e := start(t, sandbox.Config{})
+	clk, ok := e.rn.Server.Clock().(*clock.Adjustable)
+	if !ok {
+		t.Skipf("clock %T is not adjustable", e.rn.Server.Clock())
+	}
+	due := rules.Today(clk.Now()).AddDate(0, 0, 2).Format("2006-01-02")
+	req := cobvReq(e.key, "52998224725", "100.00")
+	req.Calendario = api.PixCalendario{DataDeVencimento: due, ValidadeAposVencimento: intp(60)}
+	req.Valor.Multa = &api.PixModalidade{Modalidade: 1, ValorPerc: "2.00"}
+	req.Valor.Abatimento = &api.PixModalidade{Modalidade: 1, ValorPerc: "10.00"}
+	early, late, expired := txid("due", 1), txid("due", 2), txid("due", 3)
+	for _, id := range []string{early, late, expired} {
+		if _, err := e.c.PutCobV(ctx, id, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, err := e.c.SandboxPayPix(ctx, api.PixPayRequest{Txid: early}); err != nil || p.Valor != "90.00" {
+		t.Fatalf("before due: %v %+v", err, p)
+	}
+	clk.Advance(40 * 24 * time.Hour)
+	if p, err := e.c.SandboxPayPix(ctx, api.PixPayRequest{Txid: late}); err != nil || p.Valor != "92.00" {
+		t.Fatalf("after due: %v %+v", err, p)
+	}
+	clk.Advance(30 * 24 * time.Hour)
+	_, err := e.c.SandboxPayPix(ctx, api.PixPayRequest{Txid: expired})
+	wantProblem(t, err, http.StatusBadRequest, "CobOperacaoInvalida", "")
 }
