@@ -259,6 +259,10 @@ func TestDecodingErrors(t *testing.T) {
 		{`{"items":[{"name":"a","value":0}]}`, "/items/0/value"},
 		{`{"items":[{"name":"a","value":100,"amount":0}]}`, "/items/0/amount"},
 		{`{"items":[{"name":"a","value":100}],"metadata":{"custom_id":5}}`, "/metadata/custom_id"},
+		{`{"items":[{"name":"a","value":9999999999,"amount":2}]}`, "/items/0"},
+		{`{"items":[{"name":"a","value":9999999999},{"name":"b","value":1}]}`, "/items/1"},
+		{`{"items":[{"name":"a","value":100}],"shippings":[{"name":"f"}]}`, "/shippings/0/value"},
+		{`{"items":[{"name":"a","value":100,"marketplace":{}}]}`, "/items/0/marketplace/repasses"},
 	}
 	for _, c := range cases {
 		err := rawV1(t, e, "POST", "/v1/charge", c.body)

@@ -18,6 +18,52 @@ import (
 	"remessa/sandbox/store"
 )
 
+func TestConcurrentCreationsGetDistinctIDs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	e := newEnv(t, path)
+	const n = 16
+	ids := make(chan int64, 2*n)
+	errs := make(chan error, 2*n)
+	for i := 0; i < n; i++ {
+		go func() {
+			cr, err := e.c.CreateCharge(ctx, api.ChargeRequest{Items: items(1000)})
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- cr.ChargeID
+		}()
+		go func() {
+			cn, err := e.c.CreateCarnet(ctx, newCarnetReq("2026-04-01", 2, 1000))
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- cn.Charges[0].ChargeID
+			ids <- cn.Charges[1].ChargeID
+		}()
+	}
+	seen := map[int64]bool{}
+	for len(seen) < 3*n {
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		case id := <-ids:
+			if seen[id] {
+				t.Fatalf("charge id %d given twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	e.close()
+	e2 := newEnv(t, path)
+	for id := range seen {
+		if _, err := e2.c.GetCharge(ctx, id); err != nil {
+			t.Fatalf("charge %d lost: %v", id, err)
+		}
+	}
+}
+
 func TestRestartKeepsEverything(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	e := newEnv(t, path)

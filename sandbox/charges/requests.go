@@ -217,6 +217,7 @@ func validItems(in []itemReq, p string) ([]Item, *Error) {
 		return nil, invalid(p, "A lista de itens deve ter ao menos 1 item")
 	}
 	out := make([]Item, len(in))
+	var sum int64
 	for i, it := range in {
 		ip := fmt.Sprintf("%s/%d", p, i)
 		if it.Name == nil {
@@ -238,6 +239,10 @@ func validItems(in []itemReq, p string) ([]Item, *Error) {
 		if amount < 1 || amount > 100000 {
 			return nil, invalid(ip+"/amount", "A quantidade deve estar entre 1 e 100000 (recebido %d)", amount)
 		}
+		if *it.Value*amount > maxSlipCents-sum {
+			return nil, invalid(ip, "O valor total dos itens excede o máximo de %s", rules.FormatBRL(maxSlipCents))
+		}
+		sum += *it.Value * amount
 		out[i] = Item{Name: *it.Name, Value: *it.Value, Amount: amount}
 		if m := it.Marketplace; m != nil {
 			mp := &Marketplace{Mode: 2}
