@@ -20,8 +20,8 @@ const (
 	barH         = 26
 	barGap       = 10
 	barLabelW    = 210
-	monthChartH  = 240
-	monthChartPB = 40 // space for month labels under the bars
+	monthChartH  = 260
+	monthChartPB = 60 // space for month labels under the bars (turned when many)
 	monthChartPT = 22 // space for value labels above the bars
 )
 
@@ -36,6 +36,7 @@ type hbar struct {
 // vbar is one vertical bar of the due-month chart.
 type vbar struct {
 	Month, Label, Value string
+	ShowValue, Rotate   bool
 	Cents               int64
 	X, Y, W, H, CX, VY  int
 	LabelY              int
@@ -164,16 +165,18 @@ func renderHTML(w io.Writer, r *results.Results, dg *digest, opt Options) error 
 		for _, m := range months {
 			maxC = max(maxC, r.Totals.IssuedByDueMonth[m])
 		}
-		slot := (chartW - 20) / len(months)
+		slot := (chartW - 60) / len(months)
 		bw := max(4, min(70, slot*7/10))
 		plotH := monthChartH - monthChartPB - monthChartPT
 		axis := monthChartPT + plotH
+		// narrow slots: labels turn, value labels go (the table has them)
+		rotate, showValue := slot < 64, slot >= 56
 		for i, m := range months {
 			c := r.Totals.IssuedByDueMonth[m]
 			h := scale(c, maxC, plotH)
-			x := 10 + i*slot + (slot-bw)/2
+			x := 50 + i*slot + (slot-bw)/2
 			d.MonthBars = append(d.MonthBars, vbar{
-				Month: m, Label: formatMonth(lang, m), Value: shortMoney(lang, c), Cents: c,
+				Month: m, Label: formatMonth(lang, m), Value: shortMoney(lang, c), Cents: c, ShowValue: showValue, Rotate: rotate,
 				X: x, W: bw, Y: axis - h, H: h, CX: x + bw/2, VY: axis - h - 6, LabelY: axis + 18,
 			})
 		}
@@ -381,8 +384,8 @@ footer { margin-top: 28px; font-size: 12px; }
 <line x1="0" y1="{{.MonthAxisY}}" x2="{{.ChartW}}" y2="{{.MonthAxisY}}" stroke="#999" stroke-width="1"/>
 {{range .MonthBars}}<g data-month="{{.Month}}" data-cents="{{.Cents}}">
 <rect class="month" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"/>
-<text class="small" x="{{.CX}}" y="{{.VY}}" text-anchor="middle">{{.Value}}</text>
-<text class="small" x="{{.CX}}" y="{{.LabelY}}" text-anchor="middle">{{.Label}}</text>
+{{if .ShowValue}}<text class="small" x="{{.CX}}" y="{{.VY}}" text-anchor="middle">{{.Value}}</text>
+{{end}}{{if .Rotate}}<text class="small" x="{{.CX}}" y="{{.LabelY}}" text-anchor="end" transform="rotate(-45 {{.CX}} {{.LabelY}})">{{.Label}}</text>{{else}}<text class="small" x="{{.CX}}" y="{{.LabelY}}" text-anchor="middle">{{.Label}}</text>{{end}}
 </g>
 {{end}}</svg>
 <table class="months">
