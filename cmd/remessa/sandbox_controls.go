@@ -14,12 +14,14 @@ import (
 	"remessa/formats"
 	"remessa/rules"
 	"remessa/sandbox/control" // also links the control routes until sandbox/all lists them
+	"remessa/sandbox/outbox"
 )
 
 func init() {
 	registerSandboxSub("pay", "paga um boleto, parcela, cartão ou Pix num sandbox em execução", runSandboxPay)
 	registerSandboxSub("clock", "mostra ou avança o relógio de um sandbox em execução", runSandboxClock)
 	registerSandboxSub("refund", "estorna uma cobrança no cartão num sandbox em execução", runSandboxRefund)
+	registerSandboxSub("outbox", "lista as notificações e webhooks de um sandbox em execução", runSandboxOutbox)
 }
 
 var (
@@ -27,6 +29,8 @@ var (
 		Usage: "slip ID | parcel CARNE N | card ID | cob TXID_OU_COPIA_E_COLA  [--value VALOR] [--date DATA] [--payee-code HEX] [--url URL]"}
 	clockCmd = &command{Name: "sandbox clock", Summary: "Mostra o relógio do sandbox ou o avança (só para a frente): vencimentos passam, notificações e novas tentativas saem.",
 		Usage: "[advance 48h|3d|1d12h] [--to AAAA-MM-DD] [--url URL]"}
+	outboxCmd = &command{Name: "sandbox outbox", Summary: "Lista as entregas (notificações de cobrança e webhooks Pix): pendentes, entregues e desistidas.",
+		Usage: "[--state pending|done] [--url URL] [--format text|json]"}
 	refundCmd = &command{Name: "sandbox refund", Summary: "Estorna (total ou parcial) uma cobrança paga no cartão.",
 		Usage: "card ID [--value VALOR] [--payee-code HEX] [--url URL]"}
 )
@@ -263,4 +267,46 @@ func clockText(s control.ClockState) string {
 		fmt.Fprintf(&b, "\natenção: %s", s.TickError)
 	}
 	return b.String()
+}
+
+func runSandboxOutbox(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet(outboxCmd, stdout, stderr)
+	var cf controlFlags
+	cf.bind(fs)
+	state := fs.String("state", "", "pending (a entregar) ou done (entregues e desistidas); padrão: as duas")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if !checkFormat(outboxCmd.Name, cf.format, stderr) {
+		return exitUsage
+	}
+	if len(pos) > 0 || (*state != "" && *state != "pending" && *state != "done") {
+		fs.Usage()
+		return exitUsage
+	}
+	l, err := cf.client().Outbox(context.Background(), *state)
+	var b strings.Builder
+	for _, group := range []struct {
+		title string
+		list  []outbox.DeliveryView
+	}{{"Pendentes", l.Pending}, {"Concluídas", l.Done}} {
+		if *state == "pending" && group.title != "Pendentes" || *state == "done" && group.title != "Concluídas" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %d\n", group.title, len(group.list))
+		for _, d := range group.list {
+			line := fmt.Sprintf("  #%d %s %s tentativas %d", d.ID, d.State, d.URL, d.Attempts)
+			if d.LastStatus != 0 {
+				line += fmt.Sprintf(" último HTTP %d", d.LastStatus)
+			} else if d.LastError != "" {
+				line += " erro: " + d.LastError
+			}
+			if d.NextAt != nil {
+				line += " próxima " + d.NextAt.In(rules.SaoPaulo).Format("02/01/2006 15:04:05")
+			}
+			fmt.Fprintln(&b, line)
+		}
+	}
+	return controlDone(outboxCmd.Name, stdout, stderr, cf.format, l, strings.TrimRight(b.String(), "\n"), err)
 }

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"remessa/api"
 	"remessa/sandbox"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/sandboxtest"
@@ -76,5 +80,47 @@ func TestSandboxPayCLIErrors(t *testing.T) {
 	code, _, errs = runCLI("sandbox", "clock", "--url", "http://127.0.0.1:1")
 	if code != exitInternal || !strings.Contains(errs, "inacessível") {
 		t.Fatalf("unreachable: %d %q", code, errs)
+	}
+}
+
+func TestSandboxOutboxCLI(t *testing.T) {
+	rn := sandboxtest.Start(t, sandbox.Config{})
+	hit := make(chan struct{}, 8)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		hit <- struct{}{}
+	}))
+	defer recv.Close()
+	c := sandboxtest.Client(t, rn, nil)
+	res, err := c.CreateOneStepCharge(context.Background(), api.OneStepRequest{
+		Items:    []api.Item{{Name: "Taxa", Value: 1000, Amount: 1}},
+		Metadata: &api.Metadata{NotificationURL: recv.URL + "/n"},
+		Payment: api.Payment{BankingBillet: &api.BankingBillet{ExpireAt: time.Now().AddDate(0, 0, 5).Format("2006-01-02"),
+			Customer: api.Customer{Name: "Maria Souza", CPF: "52998224725", PhoneNumber: "41999998888"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SettleCharge(context.Background(), res.ChargeID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hit:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the running outbox did not post within 15 s")
+	}
+	// Runs are serialised: this returns after the loop recorded its attempt.
+	resp, err := http.Post(rn.URL+"/sandbox/outbox/run", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	code, out, errs := runCLI("sandbox", "outbox", "--state", "pending", "--url", rn.URL)
+	if code != exitOK || !strings.Contains(out, "Pendentes:") || !strings.Contains(out, recv.URL+"/n") ||
+		!strings.Contains(out, "último HTTP 503") || !strings.Contains(out, "próxima") {
+		t.Fatalf("outbox: %d %q %q", code, out, errs)
+	}
+	if code, _, _ := runCLI("sandbox", "outbox", "--state", "all", "--url", rn.URL); code != exitUsage {
+		t.Fatalf("bad --state: exit %d", code)
 	}
 }

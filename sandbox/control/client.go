@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"remessa/sandbox/outbox"
 )
 
 // Client calls the control routes of a running sandbox (what
@@ -200,4 +202,16 @@ func decodeError(status int, raw []byte) error {
 		e.Message = strings.TrimSpace(v.Title + " " + v.Detail)
 	}
 	return e
+}
+
+// Outbox lists the sandbox's outgoing deliveries; state is "", "pending"
+// or "done".
+func (c *Client) Outbox(ctx context.Context, state string) (outbox.Listing, error) {
+	var l outbox.Listing
+	path := "/sandbox/outbox"
+	if state != "" {
+		path += "?state=" + url.QueryEscape(state)
+	}
+	err := c.do(ctx, http.MethodGet, path, "", nil, &l)
+	return l, err
 }

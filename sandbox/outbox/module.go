@@ -15,9 +15,9 @@ func init() {
 	})
 }
 
-// deliveryView is a delivery as the control routes show it (the body as
+// DeliveryView is a delivery as the control routes show it (the body as
 // text: it is a form or a JSON document).
-type deliveryView struct {
+type DeliveryView struct {
 	ID          int64      `json:"id"`
 	URL         string     `json:"url"`
 	ContentType string     `json:"content_type"`
@@ -32,8 +32,15 @@ type deliveryView struct {
 	DoneAt      *time.Time `json:"done_at,omitempty"`
 }
 
-func view(d Delivery) deliveryView {
-	v := deliveryView{ID: d.ID, URL: d.URL, ContentType: d.ContentType, Body: string(d.Body), State: d.State,
+// Listing is the answer of GET /sandbox/outbox.
+type Listing struct {
+	Pending []DeliveryView `json:"pending,omitempty"`
+	Done    []DeliveryView `json:"done,omitempty"`
+	Now     time.Time      `json:"now"`
+}
+
+func view(d Delivery) DeliveryView {
+	v := DeliveryView{ID: d.ID, URL: d.URL, ContentType: d.ContentType, Body: string(d.Body), State: d.State,
 		CreatedAt: d.CreatedAt, Attempts: d.Attempts, LastAt: d.LastAt, LastStatus: d.LastStatus,
 		LastError: d.LastError, DoneAt: d.DoneAt}
 	if d.State == StatePending {
@@ -70,7 +77,7 @@ func (o *Outbox) handleList(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	out := map[string]any{}
+	var out Listing
 	for _, k := range []struct{ name, kind string }{{"pending", KindPending}, {"done", KindDone}} {
 		if state != "" && state != k.name {
 			continue
@@ -84,13 +91,17 @@ func (o *Outbox) handleList(w http.ResponseWriter, r *http.Request) {
 		if len(ds) > limit {
 			ds = ds[len(ds)-limit:]
 		}
-		vs := make([]deliveryView, 0, len(ds))
+		vs := make([]DeliveryView, 0, len(ds))
 		for _, d := range ds {
 			vs = append(vs, view(d))
 		}
-		out[k.name] = vs
+		if k.name == "pending" {
+			out.Pending = vs
+		} else {
+			out.Done = vs
+		}
 	}
-	out["now"] = o.clk.Now().UTC()
+	out.Now = o.clk.Now().UTC()
 	httpx.WriteJSON(w, http.StatusOK, out)
 }
 

@@ -389,7 +389,7 @@ func TestControlRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list struct {
-		Pending, Done []deliveryView
+		Pending, Done []DeliveryView
 	}
 	json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()
