@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"remessa/sandbox"
+)
+
+func runCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := dispatch(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSandboxAppsListAndAdd(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := sandbox.New(sandbox.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := srv.Credentials()
+	// While a sandbox holds the dir, listing works and adding is refused.
+	if code, out, _ := runCmd("sandbox", "apps", "--data", dir); code != exitOK || !strings.Contains(out, first.PayeeCode) {
+		t.Fatalf("list while running: %d %s", code, out)
+	}
+	if code, _, errs := runCmd("sandbox", "apps", "add", "--data", dir); code != exitUsage || !strings.Contains(errs, "POST /sandbox/apps") {
+		t.Fatalf("add while running: %d %s", code, errs)
+	}
+	srv.Close()
+
+	code, out, errs := runCmd("sandbox", "apps", "--data", dir, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("apps json: %d %s", code, errs)
+	}
+	var list []sandbox.AccountListing
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("apps json output: %v\n%s", err, out)
+	}
+	if len(list) != 1 || list[0].PayeeCode != first.PayeeCode || len(list[0].Apps) != 1 || list[0].Apps[0].ClientID != first.ClientID ||
+		len(list[0].PixKeys) != 1 || list[0].PixKeys[0] != first.PixKey || list[0].Conta != first.Conta {
+		t.Fatalf("apps json %+v, first %+v", list, first)
+	}
+	if strings.Contains(out, "Client_Secret") || strings.Contains(out, "secret") {
+		t.Fatalf("listing shows secrets: %s", out)
+	}
+
+	code, out, _ = runCmd("sandbox", "apps", "--data", dir)
+	for _, want := range []string{"Conta acc000001", "payee_code  " + first.PayeeCode, first.ClientID, first.PixKey, "conta Pix   " + first.Conta} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Fatalf("apps text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Client_Secret") {
+		t.Fatalf("text listing shows a secret:\n%s", out)
+	}
+
+	// add: a new account, then an app in the first account.
+	code, out, errs = runCmd("sandbox", "apps", "add", "--data", dir, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	var created struct {
+		PayeeCode, ClientID, ClientSecret string `json:""`
+	}
+	var raw map[string]any
+	json.Unmarshal([]byte(out), &raw)
+	created.PayeeCode, _ = raw["payee_code"].(string)
+	created.ClientSecret, _ = raw["client_secret"].(string)
+	if !strings.HasPrefix(created.ClientSecret, "Client_Secret_") || created.PayeeCode == first.PayeeCode {
+		t.Fatalf("add output %s", out)
+	}
+	code, out, _ = runCmd("sandbox", "apps", "add", "--data", dir, "--account", first.PayeeCode, "--client-id", "Client_Id_meu", "--scopes", "cob.read cob.write")
+	if code != exitOK || !strings.Contains(out, "Client_Id_meu") || !strings.Contains(out, "Client_Secret_") || !strings.Contains(out, first.PayeeCode) {
+		t.Fatalf("add to existing: %d %s", code, out)
+	}
+	code, out, _ = runCmd("sandbox", "apps", "--data", dir, "--format", "json")
+	list = nil
+	json.Unmarshal([]byte(out), &list)
+	if code != exitOK || len(list) != 2 || len(list[0].Apps) != 2 || len(list[1].Apps) != 1 {
+		t.Fatalf("after adds: %s", out)
+	}
+	if code, _, errs := runCmd("sandbox", "apps", "add", "--data", dir, "--account", "0123456789abcdef0123456789abcdef"); code != exitUsage || !strings.Contains(errs, "não existe") {
+		t.Fatalf("add to unknown account: %d %s", code, errs)
+	}
+
+	// The restarted sandbox sees the added applications.
+	srv, err = sandbox.New(sandbox.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if n := len(srv.Auth().Apps()); n != 3 {
+		t.Fatalf("%d apps after restart", n)
+	}
+}
+
+func TestSandboxUsageErrors(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "nada")
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"sandbox", "apps", "--data", empty}, exitUsage, "rode \"remessa sandbox\""},
+		{[]string{"sandbox", "apps", "--format", "xml"}, exitUsage, "--format"},
+		{[]string{"sandbox", "voar"}, exitUsage, "subcomando desconhecido"},
+		{[]string{"sandbox", "--fault-500", "2"}, exitUsage, "fração inválida"},
+		{[]string{"sandbox", "--fault-500", "0.7", "--fault-503", "0.7", "--data", sandbox.Memory}, exitUsage, "soma"},
+		{[]string{"sandbox", "--log-format", "xml", "--data", sandbox.Memory}, exitUsage, "--log-format"},
+		{[]string{"sandbox", "extra"}, exitUsage, "subcomando desconhecido"},
+	} {
+		code, _, errs := runCmd(tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%v: %d %q; want %d with %q", tc.args, code, errs, tc.code, tc.msg)
+		}
+	}
+	code, out, _ := runCmd("sandbox", "--help")
+	if code != exitOK || !strings.Contains(out, "-client-id") || !strings.Contains(out, "remessa sandbox apps") || !strings.Contains(out, "-fault-drop") {
+		t.Fatalf("help: %d %s", code, out)
+	}
+}
