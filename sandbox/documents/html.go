@@ -90,9 +90,12 @@ type htmlCover struct {
 }
 
 type htmlPage struct {
-	Title string
-	Cover *htmlCover
-	Slips []htmlSlip
+	// ScreenBarcodeWidth gives the barcode one CSS pixel per module on
+	// screen, so the bars stay crisp; print uses the millimetre size.
+	ScreenBarcodeWidth int
+	Title              string
+	Cover              *htmlCover
+	Slips              []htmlSlip
 }
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
@@ -120,6 +123,7 @@ td.right { text-align: right; width: 46mm; }
 .cut { border-top: 1px dashed #000; margin: 6mm 0 3mm; font-size: 7pt; text-align: right; }
 .bars { display: flex; align-items: flex-start; gap: 6mm; margin-top: 2mm; padding-left: 3mm; }
 .stamp { position: absolute; top: 20mm; left: 60mm; font-size: 40pt; font-weight: bold; color: rgba(200,0,0,0.45); transform: rotate(-20deg); }
+@media screen { svg.barcode { width: {{.ScreenBarcodeWidth}}px; height: 50px; } }
 .note { color: #666; font-style: italic; font-size: 7pt; margin-top: 4mm; }
 .cover { page-break-after: always; }
 .cover th, .cover td { text-align: left; border: 1px solid #000; padding: 1mm 2mm; }
@@ -210,6 +214,7 @@ func newHTMLCover(c Carnet) *htmlCover {
 }
 
 func execPage(w io.Writer, p htmlPage) error {
+	p.ScreenBarcodeWidth = 4 + 44*9 + 5 // modules of a 44-digit ITF: 405
 	if err := pageTmpl.Execute(w, p); err != nil {
 		return fmt.Errorf("documents: write HTML page: %w", err)
 	}
