@@ -264,3 +264,56 @@ func parseDate(s string) (time.Time, error) {
 	}
 	return formats.ParseDate(s)
 }
+
+// parseMoneyFast reads the common shapes of an amount exactly like
+// formats.ParseMoneyCell: in a numeric cell "1234", "1234.5", "1234.56";
+// in text "150", "1234,56", "1.234,56" (at most 15 digits). ok is false for
+// anything else, which goes to formats.ParseMoneyCell.
+func parseMoneyFast(s string, numeric bool) (int64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	var v int64
+	digits, frac := 0, -1 // frac counts digits after the decimal separator
+	group := -1           // text: digits since the last thousands dot (-1: no dot seen)
+	dec := byte(',')
+	if numeric {
+		dec = '.'
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			v = v*10 + int64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			} else if group >= 0 {
+				group++
+			}
+		case c == dec && frac < 0 && digits > 0:
+			if group >= 0 && group != 3 {
+				return 0, false
+			}
+			frac = 0
+		case !numeric && c == '.' && frac < 0 && digits > 0 && digits <= 3 && group < 0:
+			group = 0
+		case !numeric && c == '.' && frac < 0 && group == 3:
+			group = 0
+		default:
+			return 0, false
+		}
+	}
+	if digits > 15 || (group >= 0 && frac < 0) {
+		return 0, false
+	}
+	switch {
+	case frac < 0:
+		return v * 100, true
+	case frac == 1 && numeric:
+		return v * 10, true
+	case frac == 2:
+		return v, true
+	}
+	return 0, false
+}

@@ -117,3 +117,44 @@ func FuzzFastEquivalence(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkFast(t, s) })
 }
+
+func TestMoneyFastEquivalence(t *testing.T) {
+	cases := []string{"150", "150,00", "1.234,56", "1.234.567,89", "12.34,56", "1,5", "1,567", "0,99", ",99", "1.234", "1234.5", "1234.56", "1234.567",
+		"0", "00,10", "1.2345,00", "123.456,7", "-1,00", "R$ 1,00", "1 234,56", "9999999999999,99", "99999999999999999,99", "1..234,00", "1.234.,00"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 5000; i++ {
+		var b strings.Builder
+		for n := 1 + r.IntN(12); n > 0; n-- {
+			b.WriteByte("0123456789.,"[r.IntN(12)])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, s := range cases {
+		checkMoneyFast(t, s)
+	}
+}
+
+func checkMoneyFast(t *testing.T, s string) {
+	t.Helper()
+	for _, numeric := range []bool{false, true} {
+		v, ok := parseMoneyFast(s, numeric)
+		if !ok {
+			continue
+		}
+		c := formats.Cell{Value: s, Raw: s, Kind: formats.KindText}
+		if numeric {
+			c.Kind = formats.KindNumber
+		}
+		want, err := formats.ParseMoneyCell(c)
+		if err != nil || want != v {
+			t.Errorf("parseMoneyFast(%q, numeric %v) = %d, formats says %d, %v", s, numeric, v, want, err)
+		}
+	}
+}
+
+func FuzzMoneyFast(f *testing.F) {
+	for _, s := range []string{"150", "1.234,56", "1234.5", "0,99"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkMoneyFast(t, s) })
+}

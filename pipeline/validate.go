@@ -796,7 +796,10 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	compl, _ := rc.text(iComplement)
 	cep := ""
 	if cepRaw != "" {
-		c, restored := formats.RestoreCEP(cepRaw)
+		c, restored := cepRaw, false
+		if !validCEP(cepRaw) {
+			c, restored = formats.RestoreCEP(cepRaw)
+		}
 		if restored && !(len(cepRaw) == 7 && isDigits(cepRaw)) {
 			// a CEP stored as a number loses one zero (none starts with 00)
 			c, restored = cepRaw, false
@@ -887,10 +890,13 @@ func (vr *rowValidator) valueColumn(rc *rowCtx, max int64) int64 {
 		rc.fail("valor_ausente", FValue, &c, "valor vazio", "value is empty")
 		return 0
 	}
-	v, err := formats.ParseMoneyCell(c)
-	if err != nil {
-		rc.failLim(fromValueErr(err, "valor_invalido"), FValue, &c, "")
-		return 0
+	v, ok := parseMoneyFast(c.Value, c.Kind == formats.KindNumber)
+	if !ok {
+		var err error
+		if v, err = formats.ParseMoneyCell(c); err != nil {
+			rc.failLim(fromValueErr(err, "valor_invalido"), FValue, &c, "")
+			return 0
+		}
 	}
 	if le := checkPositive(v, "valor", "value"); le != nil {
 		rc.failLim(le, FValue, &c, "")
@@ -1210,7 +1216,7 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 		dev.CPF = p.doc
 	}
 	if a := p.addr; a != nil {
-		dev.Logradouro = strings.TrimSpace(strings.Join(nonEmpty(a.Street, a.Number, a.Complement), ", "))
+		dev.Logradouro = joinAddress(a.Street, a.Number, a.Complement)
 		dev.Cidade, dev.UF, dev.CEP = a.City, a.State, a.Zipcode
 	}
 	validade := s.ValidadeAposVencimento
@@ -1222,14 +1228,23 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 	it.PixSplit = split
 }
 
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
+// joinAddress writes "street, number, complement" skipping empty parts.
+func joinAddress(parts ...string) string {
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 2
 	}
-	return out
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, p...)
+	}
+	return string(b)
 }
 
 // pixSplit resolves the row's Pix split configuration and its shares:
