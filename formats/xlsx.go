@@ -19,6 +19,10 @@ import (
 // a date serial from a number) and never unzips a sheet to memory or disk.
 // Shared strings are loaded once (they are needed for random access).
 
+// stdXML selects the encoding/xml sheet parser instead of sheetScanner
+// (kept as the reference implementation for differential tests).
+var stdXML = false
+
 type styleClass uint8
 
 const (
@@ -31,6 +35,7 @@ type xlsxReader struct {
 	zr       *zip.ReadCloser
 	sheetRC  io.ReadCloser
 	dec      *xml.Decoder
+	scan     *sheetScanner // nil when stdXML
 	src      Source
 	opt      Options
 	sst      []string
@@ -310,7 +315,11 @@ func (x *xlsxReader) init() error {
 		return err
 	}
 	x.sheetRC = rc
-	x.dec = xml.NewDecoder(bufio.NewReaderSize(r, 1<<16))
+	if stdXML {
+		x.dec = xml.NewDecoder(bufio.NewReaderSize(r, 1<<16))
+	} else {
+		x.scan = &sheetScanner{r: bufio.NewReaderSize(r, 1<<16)}
+	}
 	return x.readHeader()
 }
 
@@ -466,6 +475,9 @@ func colIndex(ref string) int {
 
 // nextRow reads the next <row> of sheetData into x.sc; ok false at the end.
 func (x *xlsxReader) nextRow() (num int, ok bool, err error) {
+	if x.scan != nil {
+		return x.fastNextRow()
+	}
 	for {
 		tok, err := x.dec.RawToken()
 		if err == io.EOF {

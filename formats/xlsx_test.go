@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -353,5 +354,45 @@ func TestColumnLetter(t *testing.T) {
 		if got := colIndex(want + "12"); got != i {
 			t.Errorf("colIndex(%q) = %d, want %d", want+"12", got, i)
 		}
+	}
+}
+
+// The fast scanner and encoding/xml read the same rows from workbooks
+// written by excelize (shared strings, styles) and from the crafted one.
+func TestXLSXParsersAgree(t *testing.T) {
+	dir := t.TempDir()
+	tpl := filepath.Join(dir, "t.xlsx")
+	if err := WriteTemplate(tpl, "T", templateCols, nil); err != nil {
+		t.Fatal(err)
+	}
+	crafted := filepath.Join(dir, "c.xlsx")
+	writeZip(t, crafted, map[string]string{
+		"xl/workbook.xml":            workbookXML(true, "S"),
+		"xl/_rels/workbook.xml.rels": wbRelsXML,
+		"xl/styles.xml":              stylesXML,
+		"xl/sharedStrings.xml":       sstXML,
+		"xl/worksheets/sheet1.xml": `<?xml version="1.0"?><!-- c --><x:worksheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:sheetData>` +
+			`<x:row r='1'><x:c t='inlineStr'><x:is><x:t>a &amp; &#233;&#xE9; &lt;b&gt;</x:t></x:is></x:c><x:c t="inlineStr"><x:is><x:t><![CDATA[<cd>]]></x:t></x:is></x:c></x:row>` +
+			`<x:row r="2" spans="1:2"><x:c r="A2" s="1"><x:v>44561</x:v></x:c><x:c r="B2" t="s"><x:v>6</x:v></x:c></x:row><x:row r="3"/>` +
+			`<x:row r="4"><x:c r="B4"><x:f t="shared" si="0"/><x:v>7</x:v></x:c></x:row></x:sheetData></x:worksheet>`,
+	})
+	for _, p := range []string{tpl, crafted} {
+		std, err1 := readXLSXWith(p, true)
+		fast, err2 := readXLSXWith(p, false)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v / %v", p, err1, err2)
+		}
+		if !reflect.DeepEqual(std, fast) {
+			t.Errorf("%s: parsers disagree:\nstd  %+v\nfast %+v", p, std, fast)
+		}
+	}
+	fast, _ := readXLSXWith(crafted, false)
+	rows := fast.([]any)[1].([]Row)
+	src := fast.([]any)[0].(Source)
+	if src.Headers[0] != "a & éé <b>" || src.Headers[1] != "<cd>" {
+		t.Errorf("headers = %q", src.Headers)
+	}
+	if len(rows) != 2 || rows[0].Cells[0].Value != "2026-01-01" || rows[0].Cells[1].Value != "Carla" || rows[1].Number != 4 || rows[1].Cells[1].Value != "7" || rows[1].Cells[1].Kind != KindFormula {
+		t.Errorf("rows = %+v", rows)
 	}
 }
