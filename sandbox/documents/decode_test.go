@@ -461,6 +461,7 @@ func TestCarnetHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
+	writeSample(t, "carnet.html", b.Bytes())
 	for i, p := range c.Parcels {
 		bars := svgRects(t, page, "barcode", i)
 		sort.Slice(bars, func(i, j int) bool { return bars[i].x < bars[j].x })
