@@ -190,7 +190,7 @@ func renderHTML(w io.Writer, r *results.Results, dg *digest, opt Options) error 
 	var order []string
 	own := map[string]bool{}
 	for _, s := range lines {
-		d.SplitLines = append(d.SplitLines, htmlSplit{Recipient: s.Recipient, Label: recipientLabel(lang, s), Month: s.Month, MonthLabel: formatMonth(lang, s.Month), Own: s.Own, Cents: s.Cents})
+		d.SplitLines = append(d.SplitLines, htmlSplit{Recipient: s.Recipient, Label: recipientLabel(lang, r.Run.Account, s), Month: s.Month, MonthLabel: formatMonth(lang, s.Month), Own: s.Own, Cents: s.Cents})
 		if _, seen := totals[s.Recipient]; !seen {
 			order = append(order, s.Recipient)
 		}

@@ -458,11 +458,18 @@ func splitLines(t results.Totals, own map[string]bool) []splitLine {
 	return out
 }
 
-func recipientLabel(lang string, s splitLine) string {
-	if s.Own {
-		return s.Recipient + " (" + tr(lang, "own_account") + ")"
+func recipientLabel(lang, account string, s splitLine) string {
+	if !s.Own {
+		return s.Recipient
 	}
-	return s.Recipient
+	id := s.Recipient
+	if id == "" {
+		id = account // the run left the own share unnamed
+	}
+	if id == "" {
+		return tr(lang, "own_account")
+	}
+	return id + " (" + tr(lang, "own_account") + ")"
 }
 
 // summaryRows is resumo.csv: the run identity, the totals, the

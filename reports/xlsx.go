@@ -359,7 +359,7 @@ func writeXLSXSummary(f *excelize.File, sheet string, st *xlsxStyles, r *results
 		set("C", tr(lang, "amount"), st.header)
 		row++
 		for _, s := range lines {
-			set("A", recipientLabel(lang, s), st.text)
+			set("A", recipientLabel(lang, r.Run.Account, s), st.text)
 			set("B", s.Month, st.text)
 			set("C", float64(s.Cents)/100, st.money)
 			row++

@@ -1,4 +1,6 @@
-package reports_test
+// Package e2e_test runs the sample jobs through the pipeline and checks their
+// reports; it lives apart so that package reports tests on its own.
+package e2e_test
 
 import (
 	"bytes"
@@ -90,7 +92,7 @@ func TestSampleJobsReports(t *testing.T) {
 	} {
 		t.Run(c.dir+"/"+c.job, func(t *testing.T) {
 			work := t.TempDir()
-			copyDir(t, filepath.Join("..", "samples", c.dir), work)
+			copyDir(t, filepath.Join("..", "..", "samples", c.dir), work)
 			out := runJob(t, filepath.Join(work, c.job), filepath.Join(work, "runs"))
 			res := out.Results
 			dir := filepath.Join(work, "reports")
@@ -122,7 +124,7 @@ func TestSampleJobsReports(t *testing.T) {
 			if out.Stop != nil {
 				t.Logf("%s: the run stopped: %v", c.dir, out.Stop)
 			}
-			t.Logf("%s: %d rows, issued %d (%s cents), refused %d, denied %d, ambiguous %d", c.dir, res.Totals.In.Rows,
+			t.Logf("%s: %d rows, %d split recipients, issued %d (%s cents), refused %d, denied %d, ambiguous %d", c.dir, res.Totals.In.Rows, len(res.Totals.SplitByRecipient),
 				res.Totals.Issued.Rows, strconv.FormatInt(res.Totals.Issued.AmountCents, 10), res.Totals.Refused.Rows, res.Totals.Denied.Rows, res.Totals.Ambiguous.Rows)
 		})
 	}
