@@ -101,7 +101,7 @@ type Outbox struct {
 	st   *store.Store
 	clk  clock.Clock
 	opt  Options
-	run  sync.Mutex // one RunDue at a time: nothing is posted twice concurrently
+	run  chan struct{} // one RunDue at a time: nothing is posted twice concurrently
 	kick chan struct{}
 	sent atomic.Int64
 }
@@ -129,7 +129,7 @@ func New(st *store.Store, clk clock.Clock, opt Options) *Outbox {
 	if opt.Parallel < 1 {
 		opt.Parallel = 4
 	}
-	return &Outbox{st: st, clk: clk, opt: opt, kick: make(chan struct{}, 1)}
+	return &Outbox{st: st, clk: clk, opt: opt, kick: make(chan struct{}, 1), run: make(chan struct{}, 1)}
 }
 
 // Enqueue writes a delivery of body to target in the caller's transaction;
@@ -183,9 +183,19 @@ func (o *Outbox) list(ctx context.Context, kind string) ([]Delivery, error) {
 // clock and records the outcome; it returns how many were delivered (2xx).
 // Calls are serialised. The error is the first store failure, if any;
 // failed posts are not errors, they are retried later.
+//
+// When ctx ends (waiting for another run, or during a post) RunDue returns
+// what it delivered so far and ctx's error; an interrupted post is not
+// counted as an attempt. After a failed post to a URL, the other due
+// deliveries to that URL wait for the next run, so a receiver that hangs
+// costs one timeout per run, not one per delivery.
 func (o *Outbox) RunDue(ctx context.Context) (int, error) {
-	o.run.Lock()
-	defer o.run.Unlock()
+	select {
+	case o.run <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	defer func() { <-o.run }()
 	pending, err := o.Pending(ctx)
 	if err != nil {
 		return 0, err
@@ -227,10 +237,16 @@ func (o *Outbox) RunDue(ctx context.Context) (int, error) {
 					}
 					errMu.Unlock()
 				}
+				if !ok || ctx.Err() != nil {
+					return // the receiver is failing: the rest waits for the next run
+				}
 			}
 		}(due[u])
 	}
 	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
 	return int(delivered.Load()), firstErr
 }
 

@@ -381,8 +381,17 @@ func TestControlRoutes(t *testing.T) {
 	var run map[string]int
 	json.NewDecoder(resp.Body).Decode(&run)
 	resp.Body.Close()
+	if run["delivered"] != 0 {
+		t.Fatalf("run answered %v, want delivered 0 (the first post got 500; the second waits for the next run)", run)
+	}
+	resp, err = http.Post(srv.URL+"/sandbox/outbox/run", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&run)
+	resp.Body.Close()
 	if run["delivered"] != 1 {
-		t.Fatalf("run answered %v, want delivered 1 (one 500, one 200)", run)
+		t.Fatalf("second run answered %v, want delivered 1", run)
 	}
 	resp, err = http.Get(srv.URL + "/sandbox/outbox")
 	if err != nil {
@@ -405,4 +414,51 @@ func TestControlRoutes(t *testing.T) {
 		t.Fatalf("bad state answered %d", resp.StatusCode)
 	}
 	resp.Body.Close()
+}
+
+func TestFailingReceiverCostsOnePostPerRun(t *testing.T) {
+	st, clk := openMem(t), clock.NewFake(t0)
+	o := New(st, clk, Options{})
+	rc := newReceiver(t, 500, 500, 500, 500)
+	for i := 0; i < 3; i++ {
+		enqueue(t, st, o, rc.URL, "notification=n", "application/x-www-form-urlencoded")
+	}
+	if runDue(t, o); rc.count() != 1 {
+		t.Fatalf("%d posts in one run to a failing receiver, want 1", rc.count())
+	}
+	p, _ := o.Pending(context.Background())
+	if p[0].Attempts != 1 || p[1].Attempts != 0 || p[2].Attempts != 0 {
+		t.Fatalf("attempts %d %d %d, want 1 0 0", p[0].Attempts, p[1].Attempts, p[2].Attempts)
+	}
+}
+
+func TestInterruptedPostIsNotAnAttempt(t *testing.T) {
+	st, clk := openMem(t), clock.NewFake(t0)
+	o := New(st, clk, Options{})
+	arrived, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	enqueue(t, st, o, srv.URL, "notification=slow", "application/x-www-form-urlencoded")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	n, err := o.RunDue(ctx)
+	if n != 0 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunDue = %d, %v; want 0 and context.Canceled", n, err)
+	}
+	p, _ := o.Pending(context.Background())
+	if len(p) != 1 || p[0].Attempts != 0 || !p[0].NextAt.Equal(t0) {
+		t.Fatalf("after an interrupted post: %+v (want untouched, still due)", p)
+	}
+	// A run waiting for the lock gives up with its context.
+	o.run <- struct{}{}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if _, err := o.RunDue(ctx2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunDue while another runs: %v", err)
+	}
+	<-o.run
 }
