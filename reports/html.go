@@ -337,7 +337,7 @@ footer { margin-top: 28px; font-size: 12px; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11px; }
   h2 { break-after: avoid; }
-  tr, svg, dl { break-inside: avoid; }
+  tr, svg, dl, table.totals, table.months, table.split, .check { break-inside: avoid; }
   thead { display: table-header-group; }
   @page { size: A4 landscape; margin: 12mm; }
 }
