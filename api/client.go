@@ -305,10 +305,15 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 		}
 		start := time.Now()
 		resp, sent, err := c.send(ctx, s, tok)
-		ev := c.log.Debug().Str("api", s.api.String()).Str("method", s.method).Str("path", RedactString(s.path)).
-			Int("attempt", attempt+1).Dur("duration", time.Since(start))
+		ev := c.log.Debug()
+		if ev.Enabled() { // redaction costs: only when the line is written
+			ev = ev.Str("api", s.api.String()).Str("method", s.method).Str("path", RedactString(s.path)).
+				Int("attempt", attempt+1).Dur("duration", time.Since(start))
+		}
 		if err != nil {
-			ev.Err(errors.New(RedactString(err.Error()))).Bool("sent", sent).Msg("api request failed")
+			if ev.Enabled() {
+				ev.Err(errors.New(RedactString(err.Error()))).Bool("sent", sent).Msg("api request failed")
+			}
 			if ctx.Err() != nil {
 				if sent && !idem {
 					return nil, fmt.Errorf("api: %s %s: %w (interrompida depois de enviada): %w", s.method, RedactString(s.path), ErrAmbiguous, ctx.Err())

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"remessa/api"
 	"remessa/sandbox"
 	"remessa/sandbox/clock"
@@ -869,3 +871,36 @@ func TestControlRoutes(t *testing.T) {
 		t.Fatalf("GET /sandbox/apps: %d %s", st, body)
 	}
 }
+
+func TestDebugLogHasNoSecrets(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
+	log := zerolog.New(w).Level(zerolog.DebugLevel)
+	rn := sandboxtest.Start(t, sandbox.Config{Logger: log})
+	c := sandboxtest.Client(t, rn, func(cfg *api.Config) { cfg.Logger = &log })
+	tok, err := c.Authorize(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(context.Background(), api.V1, "POST", sandboxtest.DecodeV1, []byte(`{"name":"4111111111111111","value":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	for _, want := range []string{`"attempt":1`, `"path":"/v1/sandboxtest/decode"`, `"status":200`, `"method":"POST"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+	for _, leak := range []string{rn.ClientSecret, tok.AccessToken[:40], "4111111111111111", "Authorization", "Bearer"} {
+		if strings.Contains(out, leak) {
+			t.Fatalf("log contains %q:\n%s", leak, out)
+		}
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
