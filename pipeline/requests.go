@@ -166,7 +166,8 @@ type CobvValor struct {
 	Desconto   *CobvDesconto `json:"desconto,omitempty"`
 }
 
-// Modalidade is a multa, juros or abatimento.
+// Modalidade is a multa, juros or abatimento. When it comes from a
+// constant in the job, every item points to the same value: read only.
 type Modalidade struct {
 	Modalidade int    `json:"modalidade"`
 	ValorPerc  string `json:"valorPerc"`

@@ -228,8 +228,10 @@ type rowValidator struct {
 	own     string
 	hash    maphash.Hash
 	cols    [numFields]int // column index per field ordinal, -1 when absent
-	modc    map[*PixModSpec]Modalidade
+	modc    map[*PixModSpec]*Modalidade
 	dates   map[int64]string
+	// cobvSlot is the request allocated with the current row's item.
+	cobvSlot *CobvRequest
 }
 
 // isoDate is isoDate with a small cache: due dates repeat across rows.
@@ -299,7 +301,7 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 	vr := &rowValidator{job: job, kind: job.Kind, src: src, col: m.ByField, byName: map[string]int{},
 		keys: newSeenSet(seed, hint), triples: newSeenSet(seed, hint), own: job.Endpoint.PayeeCode}
 	vr.hash.SetSeed(seed)
-	vr.modc = map[*PixModSpec]Modalidade{}
+	vr.modc = map[*PixModSpec]*Modalidade{}
 	vr.dates = map[int64]string{}
 	if job.Kind == results.Cobv {
 		vr.txids = newSeenSet(seed, 0)
@@ -515,23 +517,31 @@ type rowCtx struct {
 	key   string
 }
 
-func (rc *rowCtx) cell(fi int) (formats.Cell, bool) {
+// noCell is what cell returns for a field without a column; read only.
+var noCell formats.Cell
+
+// cell returns the row's cell for a field ordinal (a pointer into the
+// row, valid while the row is processed), with its column letter and
+// header; ok is false when the input has no column for the field.
+func (rc *rowCtx) cell(fi int) (*formats.Cell, bool) {
 	i := rc.vr.cols[fi]
 	if i < 0 {
-		return formats.Cell{}, false
+		return &noCell, false
 	}
-	c := rc.row.Get(i)
+	var c *formats.Cell
+	if i < len(rc.row.Cells) {
+		c = &rc.row.Cells[i]
+	} else {
+		c = &formats.Cell{}
+	}
 	if c.Column == "" && i < len(rc.vr.src.Columns) {
 		c.Column, c.Header = rc.vr.src.Columns[i], rc.vr.src.Headers[i]
 	}
 	return c, true
 }
 
-func (rc *rowCtx) text(fi int) (string, formats.Cell) {
-	c, ok := rc.cell(fi)
-	if !ok {
-		return "", c
-	}
+func (rc *rowCtx) text(fi int) (string, *formats.Cell) {
+	c, _ := rc.cell(fi)
 	return c.Value, c
 }
 
@@ -644,15 +654,26 @@ func (rc *rowCtx) getStr(v *Value) string {
 // row validates one data row.
 func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []Note) {
 	rc := &rowCtx{vr: vr, row: row, index: index}
-	it := &Item{Index: index, SourceRow: row.Number}
+	var it *Item
+	if vr.kind == results.Cobv {
+		// one allocation for the item and its request
+		pair := &struct {
+			item Item
+			cobv CobvRequest
+		}{}
+		it, vr.cobvSlot = &pair.item, &pair.cobv
+	} else {
+		it = &Item{}
+	}
+	it.Index, it.SourceRow = index, row.Number
 
 	key, kc := rc.text(iKey)
 	rc.key = key
 	it.Key = key
 	if key == "" {
-		rc.fail("chave_ausente", FKey, &kc, "a linha não tem chave (a coluna que identifica a linha está vazia)", "the row has no key (the column that identifies the row is empty)")
+		rc.fail("chave_ausente", FKey, kc, "a linha não tem chave (a coluna que identifica a linha está vazia)", "the row has no key (the column that identifies the row is empty)")
 	} else if first := vr.keys.add(key, row.Number); first != 0 {
-		rc.fail("chave_duplicada", FKey, &kc, fmt.Sprintf("chave %q repetida: já aparece na linha %d", key, first), fmt.Sprintf("key %q repeated: already on row %d", key, first))
+		rc.fail("chave_duplicada", FKey, kc, fmt.Sprintf("chave %q repetida: já aparece na linha %d", key, first), fmt.Sprintf("key %q repeated: already on row %d", key, first))
 	}
 
 	payer := vr.payer(rc, it)
@@ -719,15 +740,15 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	}
 	name, nc := rc.text(iName)
 	if name == "" {
-		rc.fail("nome_ausente", FName, &nc, "nome do pagador vazio", "payer name is empty")
+		rc.fail("nome_ausente", FName, nc, "nome do pagador vazio", "payer name is empty")
 	} else if le := checkTextLen(name, maxName, "nome do pagador", "payer name"); le != nil {
-		rc.failLim(le, FName, &nc, "")
+		rc.failLim(le, FName, nc, "")
 	}
 	p.name, it.PayerName = name, name
 
 	docRaw, dc := rc.text(iDocument)
 	if docRaw == "" {
-		rc.fail("documento_ausente", FDocument, &dc, "CPF/CNPJ do pagador vazio", "payer CPF/CNPJ is empty")
+		rc.fail("documento_ausente", FDocument, dc, "CPF/CNPJ do pagador vazio", "payer CPF/CNPJ is empty")
 	} else {
 		doc, restored := restoreDocument(docRaw)
 		if restored && !isDigits(strings.TrimSuffix(docRaw, ".0")) {
@@ -737,18 +758,18 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 		switch {
 		case len(doc) == 11 && isDigits(doc):
 			if !validCPF(doc) {
-				rc.fail("cpf_invalido", FDocument, &dc, fmt.Sprintf("CPF %s inválido: dígitos verificadores não conferem", docRaw), fmt.Sprintf("CPF %s is invalid: check digits do not match", docRaw))
+				rc.fail("cpf_invalido", FDocument, dc, fmt.Sprintf("CPF %s inválido: dígitos verificadores não conferem", docRaw), fmt.Sprintf("CPF %s is invalid: check digits do not match", docRaw))
 			}
 		case len(doc) == 14:
 			p.isCNPJ = true
 			if !rules.ValidCNPJ(doc) {
-				rc.fail("cnpj_invalido", FDocument, &dc, fmt.Sprintf("CNPJ %s inválido: dígitos verificadores não conferem", docRaw), fmt.Sprintf("CNPJ %s is invalid: check digits do not match", docRaw))
+				rc.fail("cnpj_invalido", FDocument, dc, fmt.Sprintf("CNPJ %s inválido: dígitos verificadores não conferem", docRaw), fmt.Sprintf("CNPJ %s is invalid: check digits do not match", docRaw))
 			}
 		default:
-			rc.fail("documento_invalido", FDocument, &dc, fmt.Sprintf("%q não é CPF (11 dígitos) nem CNPJ (14 caracteres)", docRaw), fmt.Sprintf("%q is neither a CPF (11 digits) nor a CNPJ (14 characters)", docRaw))
+			rc.fail("documento_invalido", FDocument, dc, fmt.Sprintf("%q não é CPF (11 dígitos) nem CNPJ (14 caracteres)", docRaw), fmt.Sprintf("%q is neither a CPF (11 digits) nor a CNPJ (14 characters)", docRaw))
 		}
 		if restored && rc.errs == 0 {
-			rc.note(SevWarning, "zeros_restaurados", FDocument, &dc, "",
+			rc.note(SevWarning, "zeros_restaurados", FDocument, dc, "",
 				fmt.Sprintf("%s perdeu os zeros à esquerda (guardado como número); restaurado como %s — formate a coluna como texto", docRaw, doc),
 				fmt.Sprintf("%s lost its leading zeros (stored as a number); restored as %s — format the column as text", docRaw, doc))
 		}
@@ -764,14 +785,14 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 
 	if email, ec := rc.text(iEmail); email != "" {
 		if !validEmail(email) {
-			rc.fail("email_invalido", FEmail, &ec, fmt.Sprintf("e-mail %q inválido", email), fmt.Sprintf("invalid e-mail %q", email))
+			rc.fail("email_invalido", FEmail, ec, fmt.Sprintf("e-mail %q inválido", email), fmt.Sprintf("invalid e-mail %q", email))
 		}
 		p.email = email
 	}
 	if phone, pc := rc.text(iPhone); phone != "" {
 		cp := cleanPhone(phone)
 		if !validPhone(cp) {
-			rc.fail("telefone_invalido", FPhone, &pc, fmt.Sprintf("telefone %q inválido: use DDD + número, 10 ou 11 dígitos", phone), fmt.Sprintf("invalid phone %q: use area code + number, 10 or 11 digits", phone))
+			rc.fail("telefone_invalido", FPhone, pc, fmt.Sprintf("telefone %q inválido: use DDD + número, 10 ou 11 dígitos", phone), fmt.Sprintf("invalid phone %q: use area code + number, 10 or 11 digits", phone))
 		}
 		p.phone = cp
 	}
@@ -779,9 +800,9 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 		d, err := formats.ParseDate(birth)
 		switch {
 		case err != nil:
-			rc.fail("nascimento_invalido", FBirth, &bc, fmt.Sprintf("data de nascimento %q inválida", birth), fmt.Sprintf("invalid birth date %q", birth))
+			rc.fail("nascimento_invalido", FBirth, bc, fmt.Sprintf("data de nascimento %q inválida", birth), fmt.Sprintf("invalid birth date %q", birth))
 		case !d.Before(vr.job.Today) || d.Year() < 1900:
-			rc.fail("nascimento_invalido", FBirth, &bc, fmt.Sprintf("data de nascimento %s impossível", formats.FormatDate(d)), fmt.Sprintf("impossible birth date %s", isoDate(d)))
+			rc.fail("nascimento_invalido", FBirth, bc, fmt.Sprintf("data de nascimento %s impossível", formats.FormatDate(d)), fmt.Sprintf("impossible birth date %s", isoDate(d)))
 		default:
 			p.birth = isoDate(d)
 		}
@@ -805,9 +826,9 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 			c, restored = cepRaw, false
 		}
 		if !validCEP(c) {
-			rc.fail("cep_invalido", FZipcode, &cc, fmt.Sprintf("CEP %q inválido: 8 dígitos", cepRaw), fmt.Sprintf("invalid CEP %q: 8 digits", cepRaw))
+			rc.fail("cep_invalido", FZipcode, cc, fmt.Sprintf("CEP %q inválido: 8 dígitos", cepRaw), fmt.Sprintf("invalid CEP %q: 8 digits", cepRaw))
 		} else if restored {
-			rc.note(SevWarning, "zeros_restaurados", FZipcode, &cc, "",
+			rc.note(SevWarning, "zeros_restaurados", FZipcode, cc, "",
 				fmt.Sprintf("CEP %s perdeu o zero à esquerda; restaurado como %s", cepRaw, c),
 				fmt.Sprintf("CEP %s lost its leading zero; restored as %s", cepRaw, c))
 		}
@@ -815,7 +836,7 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	}
 	uf := strings.ToUpper(ufRaw)
 	if uf != "" && !rules.ValidUF(uf) {
-		rc.fail("uf_invalida", FState, &uc, fmt.Sprintf("UF %q inválida: use a sigla do estado, ex.: SP", ufRaw), fmt.Sprintf("invalid state %q: use the two-letter code, e.g. SP", ufRaw))
+		rc.fail("uf_invalida", FState, uc, fmt.Sprintf("UF %q inválida: use a sigla do estado, ex.: SP", ufRaw), fmt.Sprintf("invalid state %q: use the two-letter code, e.g. SP", ufRaw))
 	}
 	if street != "" || number != "" || hood != "" || cep != "" || city != "" || uf != "" {
 		p.addr = &Address{Street: street, Number: number, Neighborhood: hood, Zipcode: cep, City: city, Complement: compl, State: uf}
@@ -864,17 +885,17 @@ func (vr *rowValidator) dueFrom(rc *rowCtx, v *Value) time.Time {
 	}
 	s, c := rc.text(iDueDate)
 	if s == "" {
-		rc.fail("vencimento_ausente", FDueDate, &c, "vencimento vazio", "due date is empty")
+		rc.fail("vencimento_ausente", FDueDate, c, "vencimento vazio", "due date is empty")
 		return time.Time{}
 	}
 	d, err := parseDate(s)
 	if err != nil {
 		le := fromValueErr(err, "data_invalida")
-		rc.failLim(le, FDueDate, &c, "")
+		rc.failLim(le, FDueDate, c, "")
 		return time.Time{}
 	}
 	if le := checkDue(d, vr.job.Today, vr.kind); le != nil {
-		rc.failLim(le, FDueDate, &c, "")
+		rc.failLim(le, FDueDate, c, "")
 		return time.Time{}
 	}
 	return d
@@ -887,23 +908,23 @@ func (vr *rowValidator) valueColumn(rc *rowCtx, max int64) int64 {
 		return 0
 	}
 	if strings.TrimSpace(c.Value) == "" {
-		rc.fail("valor_ausente", FValue, &c, "valor vazio", "value is empty")
+		rc.fail("valor_ausente", FValue, c, "valor vazio", "value is empty")
 		return 0
 	}
 	v, ok := parseMoneyFast(c.Value, c.Kind == formats.KindNumber)
 	if !ok {
 		var err error
-		if v, err = formats.ParseMoneyCell(c); err != nil {
-			rc.failLim(fromValueErr(err, "valor_invalido"), FValue, &c, "")
+		if v, err = formats.ParseMoneyCell(*c); err != nil {
+			rc.failLim(fromValueErr(err, "valor_invalido"), FValue, c, "")
 			return 0
 		}
 	}
 	if le := checkPositive(v, "valor", "value"); le != nil {
-		rc.failLim(le, FValue, &c, "")
+		rc.failLim(le, FValue, c, "")
 		return v
 	}
 	if v > max {
-		rc.fail("valor_acima_limite", FValue, &c, fmt.Sprintf("valor %s acima do limite de %s", rules.FormatBRL(v), rules.FormatBRL(max)), fmt.Sprintf("value %s above the limit of %s", rules.FormatBRL(v), rules.FormatBRL(max)))
+		rc.fail("valor_acima_limite", FValue, c, fmt.Sprintf("valor %s acima do limite de %s", rules.FormatBRL(v), rules.FormatBRL(max)), fmt.Sprintf("value %s above the limit of %s", rules.FormatBRL(v), rules.FormatBRL(max)))
 	}
 	return v
 }
@@ -997,7 +1018,7 @@ func (vr *rowValidator) charges(rc *rowCtx, fine, interest, message, notif, cust
 			le = checkTextLen(m, rules.MaxCarnetMessage, "mensagem do carnê", "carnet message")
 		}
 		if le != nil {
-			rc.failLim(le, FMessage, &mc, "")
+			rc.failLim(le, FMessage, mc, "")
 		}
 		msg = m
 	}
@@ -1127,17 +1148,17 @@ func (vr *rowValidator) pixMod(rc *rowCtx, m *PixModSpec) *Modalidade {
 		return nil
 	}
 	if c, ok := vr.modc[m]; ok {
-		return &c
+		return c // shared by every item: read only
 	}
 	x, ok := rc.get(&m.Valor)
 	if !ok {
 		return nil
 	}
-	md := Modalidade{Modalidade: m.Modalidade, ValorPerc: pixAmount(x.(pm).v)}
+	md := &Modalidade{Modalidade: m.Modalidade, ValorPerc: pixAmount(x.(pm).v)}
 	if !m.Valor.IsTemplate() {
 		vr.modc[m] = md
 	}
-	return &md
+	return md
 }
 
 func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
@@ -1155,7 +1176,7 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 		txid = rc.getStr(&s.Txid)
 	} else if t, tc := rc.text(iTxid); t != "" {
 		if _, le := pTxid(t); le != nil {
-			rc.failLim(le, FTxid, &tc, "")
+			rc.failLim(le, FTxid, tc, "")
 		} else {
 			txid = t
 		}
@@ -1163,14 +1184,14 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 	if txid != "" {
 		if first := vr.txids.add(txid, rc.row.Number); first != 0 {
 			tc, _ := rc.cell(iTxid)
-			rc.fail("txid_duplicado", FTxid, &tc, fmt.Sprintf("txid %s repetido: já aparece na linha %d", txid, first), fmt.Sprintf("txid %s repeated: already on row %d", txid, first))
+			rc.fail("txid_duplicado", FTxid, tc, fmt.Sprintf("txid %s repetido: já aparece na linha %d", txid, first), fmt.Sprintf("txid %s repeated: already on row %d", txid, first))
 		}
 	}
 	chave := rc.getStr(&s.Chave)
 	sol := rc.getStr(&s.Solicitacao)
 	if m, mc := rc.text(iMessage); m != "" {
 		if le := checkTextLen(m, rules.MaxSolicitacaoPagador, "solicitação ao pagador", "solicitacaoPagador"); le != nil {
-			rc.failLim(le, FMessage, &mc, "")
+			rc.failLim(le, FMessage, mc, "")
 		}
 		sol = m
 	}
@@ -1223,8 +1244,9 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 	if validade == 0 {
 		validade = DefaultValidade
 	}
-	it.Cobv = &CobvRequest{Calendario: Calendario{DataDeVencimento: vr.isoDate(due), ValidadeAposVencimento: validade},
+	*vr.cobvSlot = CobvRequest{Calendario: Calendario{DataDeVencimento: vr.isoDate(due), ValidadeAposVencimento: validade},
 		Txid: txid, Devedor: dev, Valor: val, Chave: chave, SolicitacaoPagador: sol}
+	it.Cobv = vr.cobvSlot
 	it.PixSplit = split
 }
 

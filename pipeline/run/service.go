@@ -211,6 +211,7 @@ type adaptive struct {
 	window  []time.Time
 	last429 time.Time
 	slowed  int
+	peak    rate.Limit
 }
 
 func newLimiters(rates map[string]int) *limiters {
@@ -252,39 +253,45 @@ func (l *limiters) Wait(ctx context.Context, route string) error {
 		cut++
 	}
 	a.window = a.window[cut:]
-	// recover: 10% more every quiet 5 s after a slowdown
-	if a.slowed > 0 && now.Sub(a.last429) > 5*time.Second {
-		n := a.lim.Limit() * 1.1
-		if a.max != rate.Inf && n >= a.max || a.max == rate.Inf && n > 1000 {
+	// additive recovery: a quarter more for every quiet 2 s after a slowdown
+	if a.slowed > 0 && now.Sub(a.last429) > 2*time.Second {
+		n := a.lim.Limit() * 1.25
+		if a.max != rate.Inf && n >= a.max || a.max == rate.Inf && n > 4*a.peak {
 			n = a.max
 			a.slowed = 0
 		}
 		a.lim.SetLimit(n)
+		a.lim.SetBurst(max(1, int(min(n, 64))))
 		a.last429 = now
 	}
 	a.mu.Unlock()
 	return nil
 }
 
-// Slow halves route's rate after a 429.
+// Slow lowers route's rate after a 429: to three quarters of what it was
+// sending (at most once every 2 s, never below 2 requests per second).
 func (l *limiters) Slow(route string) {
 	a := l.get(route)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := time.Now()
+	if a.slowed > 0 && now.Sub(a.last429) < 2*time.Second {
+		return
+	}
 	cur := rate.Limit(len(a.window))
-	if a.lim.Limit() != rate.Inf && a.lim.Limit() < cur || cur == 0 {
+	if a.lim.Limit() != rate.Inf && a.lim.Limit() < cur {
 		cur = a.lim.Limit()
 	}
-	if cur == rate.Inf || cur <= 0 {
-		cur = 2
+	if cur > a.peak {
+		a.peak = cur
 	}
-	n := cur / 2
-	if n < 0.5 {
-		n = 0.5
+	n := cur * 3 / 4
+	if n < 2 {
+		n = 2
 	}
 	a.lim.SetLimit(n)
-	a.lim.SetBurst(1)
-	a.last429, a.slowed = time.Now(), a.slowed+1
+	a.lim.SetBurst(max(1, int(min(n, 64))))
+	a.last429, a.slowed = now, a.slowed+1
 }
 
 // Limit returns route's current rate (requests per second; +Inf = none).
