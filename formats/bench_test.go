@@ -20,11 +20,18 @@ var (
 	benchDir  string
 	benchOnce = map[string]*sync.Once{}
 	benchMu   sync.Mutex
+	benchKeep bool
 )
 
 func benchFile(b *testing.B, name string, gen func(path string) error) string {
 	b.Helper()
 	benchMu.Lock()
+	if benchDir == "" && os.Getenv("FORMATS_BENCH_DIR") != "" {
+		// Keep the generated files between runs (to measure a read alone,
+		// e.g. its peak RSS with /usr/bin/time -v).
+		benchDir, benchKeep = os.Getenv("FORMATS_BENCH_DIR"), true
+		os.MkdirAll(benchDir, 0o755)
+	}
 	if benchDir == "" {
 		d, err := os.MkdirTemp("", "formats-bench")
 		if err != nil {
@@ -40,7 +47,12 @@ func benchFile(b *testing.B, name string, gen func(path string) error) string {
 	benchMu.Unlock()
 	p := filepath.Join(benchDir, name)
 	var err error
-	once.Do(func() { err = gen(p) })
+	once.Do(func() {
+		if _, e := os.Stat(p); e == nil && benchKeep {
+			return
+		}
+		err = gen(p)
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +61,7 @@ func benchFile(b *testing.B, name string, gen func(path string) error) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchDir != "" {
+	if benchDir != "" && !benchKeep {
 		os.RemoveAll(benchDir)
 	}
 	os.Exit(code)
@@ -158,4 +170,18 @@ func BenchmarkReadCSV1MReuse(b *testing.B) {
 func BenchmarkReadCSV1MCP1252(b *testing.B) {
 	p := benchFile(b, "big1252.csv", func(p string) error { return fixtures.WriteBigCSV(p, 1_000_000, true) })
 	benchRead(b, p, 1_000_000, formats.Options{})
+}
+
+// BenchmarkReadCSV1MCP1252Reuse is BenchmarkReadCSV1MCP1252 with
+// Options.ReuseCells (what the pipeline's validate uses).
+func BenchmarkReadCSV1MCP1252Reuse(b *testing.B) {
+	p := benchFile(b, "big1252.csv", func(p string) error { return fixtures.WriteBigCSV(p, 1_000_000, true) })
+	benchRead(b, p, 1_000_000, formats.Options{ReuseCells: true})
+}
+
+// BenchmarkReadXLSX100kReuse is BenchmarkReadXLSX100k with
+// Options.ReuseCells.
+func BenchmarkReadXLSX100kReuse(b *testing.B) {
+	p := benchFile(b, "big.xlsx", func(p string) error { return fixtures.WriteBigXLSX(p, 100_000) })
+	benchRead(b, p, 100_000, formats.Options{ReuseCells: true})
 }

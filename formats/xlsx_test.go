@@ -396,3 +396,27 @@ func TestXLSXParsersAgree(t *testing.T) {
 		t.Errorf("rows = %+v", rows)
 	}
 }
+
+// A 1904-system workbook written by excelize (as Excel for Mac used to).
+func TestXLSXExcelize1904(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mac.xlsx")
+	f := excelize.NewFile()
+	yes := true
+	if err := f.SetWorkbookProps(&excelize.WorkbookPropsOptions{Date1904: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	dateFmt := "dd/mm/yyyy"
+	ds, _ := f.NewStyle(&excelize.Style{CustomNumFmt: &dateFmt})
+	f.SetCellStr("Sheet1", "A1", "Vencimento")
+	f.SetCellInt("Sheet1", "A2", 44561) // 2026-01-01 in the 1904 system (46023 - 1462)
+	f.SetCellStyle("Sheet1", "A2", "A2", ds)
+	if err := f.SaveAs(p); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := mustOpen(t, p, Options{})
+	rows, _ := readRows(t, r)
+	if !r.Source().Date1904 || len(rows) != 1 || rows[0].Cells[0].Value != "2026-01-01" {
+		t.Errorf("date1904=%v rows=%+v", r.Source().Date1904, rows)
+	}
+}
