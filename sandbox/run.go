@@ -234,10 +234,12 @@ func (s *Server) registerControl() {
 		httpx.WriteJSON(w, http.StatusOK, ListApps(s.auth))
 	})
 	s.mux.HandleFunc("POST /sandbox/apps", func(w http.ResponseWriter, r *http.Request) {
-		var req AddAppRequest
-		if de := httpx.DecodeStrict(r, &req); de != nil {
-			httpx.WriteJSON(w, de.Status(), map[string]string{"error": "invalid_request", "property": de.Pointer, "message": de.Message})
-			return
+		var req AddAppRequest // an empty body asks for a new account with one application
+		if r.ContentLength != 0 {
+			if de := httpx.DecodeStrict(r, &req); de != nil {
+				httpx.WriteJSON(w, de.Status(), map[string]string{"error": "invalid_request", "property": de.Pointer, "message": de.Message})
+				return
+			}
 		}
 		creds, err := AddApp(r.Context(), s.auth, req)
 		if err != nil {
