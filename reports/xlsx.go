@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/xuri/excelize/v2"
@@ -92,8 +93,12 @@ type xlsxSink struct {
 	sheets []*xlsxTable
 }
 
-// xlsxTable is one streamed sheet.
+// xlsxTable is one streamed table, on one sheet or more.
 type xlsxTable struct {
+	f     *excelize.File
+	base  string // sheet name of the first part
+	lang  string
+	part  int
 	t     table
 	sw    *excelize.StreamWriter
 	vals  []any
@@ -194,31 +199,24 @@ func saveXLSX(f *excelize.File, w io.Writer) error {
 	return bw.Flush()
 }
 
+// xlsxMaxRows is the number of rows of a worksheet (Excel's limit); a
+// table longer than that goes on in "Parcelas (2)" and so on.
+var xlsxMaxRows = 1_048_576
+
 func newXLSXTable(f *excelize.File, sheet string, st *xlsxStyles, t table, lang string) (*xlsxTable, error) {
-	if _, err := f.NewSheet(sheet); err != nil {
-		return nil, err
-	}
-	sw, err := f.NewStreamWriter(sheet)
-	if err != nil {
-		return nil, err
-	}
-	for i, c := range t.cols {
-		if err := sw.SetColWidth(i+1, i+1, c.width); err != nil {
-			return nil, err
-		}
-	}
-	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
-		Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}}}); err != nil {
-		return nil, err
-	}
-	x := &xlsxTable{t: t, sw: sw, vals: make([]any, len(t.cols)), line: 1, st: st}
-	for i, c := range t.cols {
-		x.vals[i] = excelize.Cell{StyleID: st.header, Value: tr(lang, c.key)}
-	}
-	if err := sw.SetRow("A1", x.vals, excelize.RowOpts{Height: 30}); err != nil {
+	x := &xlsxTable{f: f, base: sheet, lang: lang, t: t, vals: make([]any, len(t.cols)), st: st}
+	if err := x.open(1); err != nil {
 		return nil, err
 	}
 	x.yield = func(cells []cell) error {
+		if x.line >= xlsxMaxRows {
+			if err := x.close(); err != nil {
+				return err
+			}
+			if err := x.open(x.part + 1); err != nil {
+				return err
+			}
+		}
 		x.line++
 		for i, c := range cells {
 			x.vals[i] = xlsxCell(c, st)
@@ -229,11 +227,48 @@ func newXLSXTable(f *excelize.File, sheet string, st *xlsxStyles, t table, lang 
 	return x, nil
 }
 
+// open starts part n of the table on its own sheet, with the header row.
+func (x *xlsxTable) open(n int) error {
+	sheet := x.base
+	if n > 1 {
+		sheet = fmt.Sprintf("%s (%d)", x.base, n)
+	}
+	if _, err := x.f.NewSheet(sheet); err != nil {
+		return err
+	}
+	sw, err := x.f.NewStreamWriter(sheet)
+	if err != nil {
+		return err
+	}
+	for i, c := range x.t.cols {
+		if err := sw.SetColWidth(i+1, i+1, c.width); err != nil {
+			return err
+		}
+	}
+	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
+		Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}}}); err != nil {
+		return err
+	}
+	header := make([]any, len(x.t.cols))
+	for i, c := range x.t.cols {
+		header[i] = excelize.Cell{StyleID: x.st.header, Value: tr(x.lang, c.key)}
+	}
+	if err := sw.SetRow("A1", header, excelize.RowOpts{Height: 30}); err != nil {
+		return err
+	}
+	x.sw, x.part, x.line = sw, n, 1
+	return nil
+}
+
 // close adds the table (autofilter) over the data and flushes the sheet.
 func (x *xlsxTable) close() error {
 	last, _ := excelize.CoordinatesToCellName(len(x.t.cols), max(x.line, 2))
+	name := tr("en", x.t.sheet)
+	if x.part > 1 {
+		name += strconv.Itoa(x.part)
+	}
 	show := true
-	if err := x.sw.AddTable(&excelize.Table{Range: "A1:" + last, Name: tr("en", x.t.sheet), StyleName: "TableStyleLight1", ShowRowStripes: &show}); err != nil {
+	if err := x.sw.AddTable(&excelize.Table{Range: "A1:" + last, Name: name, StyleName: "TableStyleLight1", ShowRowStripes: &show}); err != nil {
 		return err
 	}
 	return x.sw.Flush()

@@ -221,3 +221,30 @@ func TestXLSXEnglishAndNoParcels(t *testing.T) {
 		t.Errorf("one cent shows %q, want 0.01", v)
 	}
 }
+
+func TestXLSXLongTableGoesOnInMoreSheets(t *testing.T) {
+	defer func(n int) { xlsxMaxRows = n }(xlsxMaxRows)
+	xlsxMaxRows = 3 // header + 2 rows per sheet
+	var buf bytes.Buffer
+	if err := WriteXLSX(&buf, carnetFixture(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	f := openXLSX(t, buf.Bytes())
+	want := []string{"Resumo", "Linhas", "Parcelas", "Problemas", "Parcelas (2)", "Parcelas (3)", "Linhas (2)"} // parts are added as they fill
+	if got := f.GetSheetList(); !slices.Equal(got, want) {
+		t.Fatalf("sheets %v, want %v", got, want)
+	}
+	var keys []string
+	for _, s := range []string{"Parcelas", "Parcelas (2)", "Parcelas (3)"} {
+		rows, _ := f.GetRows(s)
+		if rows[0][0] != "Linha" {
+			t.Errorf("%s has no header: %q", s, rows[0])
+		}
+		for _, r := range rows[1:] {
+			keys = append(keys, r[1]+"/"+r[4])
+		}
+	}
+	if want := []string{"C-001/1", "C-001/2", "C-001/3", "C-002/1", "C-002/2"}; !slices.Equal(keys, want) {
+		t.Errorf("parcels across sheets %v, want %v", keys, want)
+	}
+}
