@@ -117,7 +117,8 @@ func (r *ValidationReport) WriteText(w io.Writer, lang string) error {
 		return pt
 	}
 	if len(r.JobProblems) > 0 {
-		fmt.Fprintf(w, t("O arquivo de job %s não pode ser usado (%d problemas):\n", "The job file %s cannot be used (%d problems):\n"), r.Job, len(r.JobProblems))
+		fmt.Fprintf(w, t("O arquivo de job %s não pode ser usado (%s):\n", "The job file %s cannot be used (%s):\n"), r.Job,
+			plural(len(r.JobProblems), t("problema", "problem"), t("problemas", "problems")))
 		for _, p := range r.JobProblems {
 			fmt.Fprintln(w, "  "+p.Localized(lang))
 		}
@@ -148,10 +149,24 @@ func (r *ValidationReport) WriteText(w io.Writer, lang string) error {
 		}
 		fmt.Fprintf(w, "  %s %s\n", sev, n.Localized(lang))
 	}
-	fmt.Fprintf(w, t("%d linhas: %d aceitas, %d recusadas; %d erros, %d avisos.\n", "%d rows: %d accepted, %d refused; %d errors, %d warnings.\n"),
-		r.Rows, r.Accepted, r.Refused, r.Errors, r.Warnings)
+	fmt.Fprintf(w, t("%s: %d %s, %d %s; %s, %s.\n", "%s: %d %s, %d %s; %s, %s.\n"),
+		plural(r.Rows, t("linha", "row"), t("linhas", "rows")),
+		r.Accepted, t(pick(r.Accepted, "aceita", "aceitas"), "accepted"), r.Refused, t(pick(r.Refused, "recusada", "recusadas"), "refused"),
+		plural(r.Errors, t("erro", "error"), t("erros", "errors")), plural(r.Warnings, t("aviso", "warning"), t("avisos", "warnings")))
 	if r.ExitCode == ExitClean {
 		fmt.Fprintln(w, t("Tudo certo.", "All good."))
 	}
 	return nil
+}
+
+// plural writes "1 linha", "2 linhas", "0 linhas".
+func plural(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, pick(n, one, many))
+}
+
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

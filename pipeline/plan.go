@@ -326,13 +326,14 @@ func (p *Plan) WriteText(w io.Writer, lang string) error {
 	case results.Boletos:
 		fmt.Fprintf(w, t("  %d boletos\n", "  %d slips\n"), p.Issue.Slips)
 	case results.Cobv:
-		fmt.Fprintf(w, t("  %d cobranças Pix com vencimento em %d lotes\n", "  %d due-date Pix charges in %d batches\n"), p.Issue.Charges, len(p.Issue.Batches))
+		fmt.Fprintf(w, t("  %d cobranças Pix com vencimento em %s\n", "  %d due-date Pix charges in %s\n"), p.Issue.Charges,
+			plural(len(p.Issue.Batches), t("lote", "batch"), t("lotes", "batches")))
 		for _, b := range p.Issue.Batches {
 			fmt.Fprintf(w, t("    lote %d: %d cobranças (linhas %d a %d), %s, corpo de %s\n", "    batch %d: %d charges (rows %d to %d), %s, body of %s\n"),
 				b.Number, b.Items, b.FirstRow, b.LastRow, brl(b.Cents), sizeText(b.Bytes))
 		}
 		if p.Issue.SplitConfigs > 0 {
-			fmt.Fprintf(w, t("  %d configuração(ões) de split Pix\n", "  %d Pix split configuration(s)\n"), p.Issue.SplitConfigs)
+			fmt.Fprintf(w, "  %s\n", plural(p.Issue.SplitConfigs, t("configuração de split Pix", "Pix split configuration"), t("configurações de split Pix", "Pix split configurations")))
 		}
 	}
 	fmt.Fprintf(w, t("Total aceito: %s; recusado: %s\n", "Accepted total: %s; refused: %s\n"), brl(p.Totals.AcceptedCents), brl(p.Totals.RefusedCents))
@@ -370,7 +371,7 @@ func (p *Plan) WriteText(w io.Writer, lang string) error {
 		if c.Minimum {
 			min = t(" (no mínimo)", " (at least)")
 		}
-		fmt.Fprintf(w, t("  %-55s %7d%s — cota %d/dia, %d dia(s)\n", "  %-55s %7d%s — quota %d/day, %d day(s)\n"), c.Route, c.Calls, min, c.Quota, c.Days)
+		fmt.Fprintf(w, t("  %-55s %7d%s — cota %d/dia, %s\n", "  %-55s %7d%s — quota %d/day, %s\n"), c.Route, c.Calls, min, c.Quota, plural(c.Days, t("dia", "day"), t("dias", "days")))
 	}
 	fmt.Fprintf(w, t("Dias necessários: %d\n", "Days needed: %d\n"), p.Days)
 	return nil
