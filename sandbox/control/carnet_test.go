@@ -183,3 +183,28 @@ func TestCarnetDocumentLinks(t *testing.T) {
 		}
 	}
 }
+
+func TestCarnetMetadataChangeRedirects(t *testing.T) {
+	e := newEnv(t, "")
+	a, b := newReceiver(t), newReceiver(t)
+	cn, err := e.c.CreateCarnet(ctx, api.CarnetRequest{Items: []api.Item{{Name: "Curso", Value: 10000, Amount: 1}},
+		Customer: customer(), ExpireAt: "2026-03-10", Repeats: 2, Metadata: &api.Metadata{NotificationURL: a.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.runDue()
+	before := len(a.got())
+	nb := b.URL
+	if err := e.c.UpdateCarnetMetadata(ctx, cn.CarnetID, api.MetadataUpdate{NotificationURL: &nb}); err != nil {
+		t.Fatal(err)
+	}
+	e.control("POST", "/sandbox/carnets/"+itoa(cn.CarnetID)+"/parcels/2/pay", nil, nil)
+	e.runDue()
+	if len(a.got()) != before || len(b.got()) == 0 {
+		t.Fatalf("after the change: old URL +%d posts, new URL %d posts", len(a.got())-before, len(b.got()))
+	}
+	c := last(e.changesOf(b.got()[0]))
+	if c.Type != "carnet_charge" || c.Identifiers.ChargeID != cn.Charges[1].ChargeID || c.Status.Current != "paid" {
+		t.Fatalf("change at the new URL: %+v", c)
+	}
+}
