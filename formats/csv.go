@@ -267,11 +267,7 @@ func tooManyRows(file, sheet string, row, max int) *Error {
 // sniffDelimiter picks among ';', ',' and tab the one that appears most in
 // the first line (outside quotes); ties prefer ';', then tab, then ','.
 func sniffDelimiter(br *bufio.Reader) rune {
-	buf, _ := br.Peek(br.Size())
-	if len(buf) == 0 {
-		buf, _ = br.Peek(1)
-		buf, _ = br.Peek(br.Buffered())
-	}
+	buf, _ := br.Peek(br.Size()) // as much as is there, up to the buffer size
 	counts := map[byte]int{}
 	inQ := false
 	for _, b := range buf {

@@ -324,6 +324,11 @@ func ParseDate(s string) (time.Time, error) {
 			return civilDate(orig, atoiSmall(t[:4]), atoiSmall(t[5:7]), atoiSmall(t[8:10]))
 		}
 	}
+	// dd/mm/yyyy hh:mm[:ss], as Excel exports a date-time cell to CSV: the
+	// time is dropped.
+	if sp := strings.IndexByte(t, ' '); sp > 0 && isClock(strings.TrimSpace(t[sp+1:])) {
+		t = t[:sp]
+	}
 	parts := strings.FieldsFunc(t, func(r rune) bool { return r == '/' || r == '-' || r == '.' })
 	if len(parts) == 3 && strings.Count(t, "/")+strings.Count(t, "-")+strings.Count(t, ".") == 2 {
 		d, m, y := parts[0], parts[1], parts[2]
@@ -335,6 +340,20 @@ func ParseDate(s string) (time.Time, error) {
 		}
 	}
 	return bad("data inválida; use dd/mm/aaaa", "invalid date; use dd/mm/yyyy")
+}
+
+// isClock reports whether s looks like hh:mm or hh:mm:ss.
+func isClock(s string) bool {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) == 0 || len(p) > 2 || !allDigits(p) {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *ValueError) msgPT() string {

@@ -162,6 +162,8 @@ func TestParseDate(t *testing.T) {
 		"46023.5":             date(2026, 1, 1),
 		"20270210":            date(2027, 2, 10),
 		" 29/02/2028 ":        date(2028, 2, 29),
+		"10/02/2027 00:00":    date(2027, 2, 10),
+		"10/02/2027 13:45:10": date(2027, 2, 10),
 	}
 	for in, want := range ok {
 		got, err := ParseDate(in)
@@ -169,7 +171,7 @@ func TestParseDate(t *testing.T) {
 			t.Errorf("ParseDate(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "31/02/2027", "29/02/2027", "10/02/27", "2027-13-01", "13/13/2027", "hoje", "10/02/2027/1", "60", "0", "1/1/1899", "2027-02-30"} {
+	for _, in := range []string{"", "31/02/2027", "29/02/2027", "10/02/27", "2027-13-01", "13/13/2027", "hoje", "10/02/2027/1", "60", "0", "1/1/1899", "2027-02-30", "10/02/2027 x", "10/02/2027 1:2:3:4"} {
 		if got, err := ParseDate(in); err == nil {
 			t.Errorf("ParseDate(%q) = %v, want an error", in, got)
 		}

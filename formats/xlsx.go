@@ -271,7 +271,21 @@ func (x *xlsxReader) init() error {
 	}
 	pick := -1
 	if x.opt.Sheet == "" {
+		// The first visible sheet (a hidden first sheet is usually a list of
+		// choices or a lookup table).
 		pick = 0
+		for i, s := range wb.Sheets {
+			hidden := false
+			for _, a := range s.Attrs {
+				if a.Name.Local == "state" && (a.Value == "hidden" || a.Value == "veryHidden") {
+					hidden = true
+				}
+			}
+			if !hidden {
+				pick = i
+				break
+			}
+		}
 	} else {
 		for i, s := range wb.Sheets {
 			if s.Name == x.opt.Sheet {

@@ -420,3 +420,25 @@ func TestXLSXExcelize1904(t *testing.T) {
 		t.Errorf("date1904=%v rows=%+v", r.Source().Date1904, rows)
 	}
 }
+
+func TestXLSXFirstVisibleSheet(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "h.xlsx")
+	f := excelize.NewFile()
+	f.SetSheetName("Sheet1", "Listas")
+	f.SetCellStr("Listas", "A1", "UF")
+	f.NewSheet("Pagadores")
+	f.SetCellStr("Pagadores", "A1", "Nome")
+	f.SetCellStr("Pagadores", "A2", "Ana")
+	f.SetActiveSheet(1)
+	if err := f.SetSheetVisible("Listas", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SaveAs(p); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := mustOpen(t, p, Options{})
+	if r.Source().Sheet != "Pagadores" {
+		t.Errorf("default sheet = %q, want the first visible one", r.Source().Sheet)
+	}
+}
