@@ -368,3 +368,51 @@ func TestSkipAndStream(t *testing.T) {
 		t.Errorf("cents refused %d accepted %d, want 3 × 150,00 and 3 × 200,00", sum.RefusedCents, sum.AcceptedCents)
 	}
 }
+
+func TestPlanQuotaAndBatches(t *testing.T) {
+	dir := t.TempDir()
+	var rows []string
+	for i := 0; i < 25; i++ {
+		cells := strings.Split(baseRows[i%2], ";")
+		cells[0] = fmt.Sprintf("K%02d", i)
+		cells[11] = fmt.Sprintf("%d,00", 10+i) // distinct values: no duplicate warnings
+		rows = append(rows, strings.Join(cells, ";"))
+	}
+	os.WriteFile(filepath.Join(dir, "in.csv"), []byte(baseHeader+"\n"+strings.Join(rows, "\n")+"\n"), 0o644)
+	job := "version: 1\nquota: {\"PUT /v2/lotecobv/:id\": 2, default: 100}\ninput: {file: in.csv}\nissue:\n  cobv:\n    chave: financeiro@example.com\n    batch: {size: 4}\n"
+	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(job), 0o644)
+	j, err := Load(filepath.Join(dir, "job.yaml"), testOpts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sum, err := StreamPlan(context.Background(), "job.yaml", j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 25 charges in batches of 4: 7 batches (6 × 4 + 1).
+	if sum.Accepted != 25 || len(p.Issue.Batches) != 7 || p.Issue.Batches[6].Items != 1 || p.Issue.Batches[6].FirstRow != 26 {
+		t.Fatalf("accepted %d batches %+v", sum.Accepted, p.Issue.Batches)
+	}
+	calls := map[string]RouteCall{}
+	for _, c := range p.Calls {
+		calls[c.Route] = c
+	}
+	// 7 batch PUTs at 2 a day take 4 days; the other routes use the default 100.
+	if c := calls[RouteLotePut]; c.Calls != 7 || c.Quota != 2 || c.Days != 4 {
+		t.Errorf("lote PUT %+v", c)
+	}
+	if c := calls[RouteLoteGet]; c.Calls != 7 || c.Quota != 100 || c.Days != 1 || !c.Minimum {
+		t.Errorf("lote GET %+v", c)
+	}
+	if c := calls[RouteCobvList]; c.Calls != 7 {
+		t.Errorf("cobv list %+v", c)
+	}
+	if p.Days != 4 {
+		t.Errorf("days %d, want 4", p.Days)
+	}
+	// 10+11+...+34 reais
+	if p.Totals.AcceptedCents != 55000 || p.Totals.ByDueMonth["2026-12"] != 55000 {
+		t.Errorf("totals %+v", p.Totals)
+	}
+}
+
