@@ -415,4 +415,3 @@ func TestPlanQuotaAndBatches(t *testing.T) {
 		t.Errorf("totals %+v", p.Totals)
 	}
 }
-
