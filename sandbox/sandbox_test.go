@@ -1,0 +1,131 @@
+package sandbox_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"remessa/sandbox"
+	"remessa/sandbox/module"
+	"remessa/sandbox/sandboxtest"
+)
+
+func TestModulesAreBuiltAndListed(t *testing.T) {
+	srv, err := sandbox.New(sandbox.Config{DataDir: sandbox.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if got := strings.Join(srv.Modules(), ","); !strings.Contains(got, "sandboxtest") {
+		t.Fatalf("modules %q", got)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal("second Close:", err)
+	}
+}
+
+func TestTLSWithoutProviderFailsClearly(t *testing.T) {
+	srv, err := sandbox.New(sandbox.Config{DataDir: sandbox.Memory, TLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if _, err := srv.Start(); err == nil || !strings.Contains(err.Error(), "TLS") {
+		t.Fatalf("Start with TLS and no provider: %v", err)
+	}
+}
+
+func TestBaseURL(t *testing.T) {
+	r := httptest.NewRequest("GET", "http://127.0.0.1:9999/v1/x", nil)
+	if got := sandbox.BaseURL(r); got != "http://127.0.0.1:9999" {
+		t.Fatal(got)
+	}
+}
+
+func TestStatusRoute(t *testing.T) {
+	rn := sandboxtest.Start(t, sandbox.Config{})
+	resp, err := http.Get(rn.URL + "/sandbox/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var buf strings.Builder
+	_, _ = io.Copy(&buf, resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(buf.String(), `"url":"`+rn.URL+`"`) || !strings.Contains(buf.String(), `"token_ttl_seconds":600`) {
+		t.Fatalf("%d %s", resp.StatusCode, buf.String())
+	}
+}
+
+// Runner and Closer of a module are driven by Start and Close.
+type lifecycle struct {
+	ran, closed chan struct{}
+}
+
+func (l *lifecycle) Register(mux *http.ServeMux) {}
+func (l *lifecycle) Run(ctx context.Context)     { close(l.ran); <-ctx.Done() }
+func (l *lifecycle) Close() error                { close(l.closed); return nil }
+
+// lastLifecycle is the instance built by the latest sandbox.New (tests
+// in this package do not run in parallel).
+var lastLifecycle *lifecycle
+
+func init() {
+	module.Register("zz-lifecycle", func(module.Deps) (module.Module, error) {
+		lastLifecycle = &lifecycle{ran: make(chan struct{}), closed: make(chan struct{})}
+		return lastLifecycle, nil
+	})
+}
+
+func TestModuleLifecycle(t *testing.T) {
+	srv, err := sandbox.New(sandbox.Config{DataDir: sandbox.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := lastLifecycle
+	rn, err := srv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-lc.ran // Run was started (blocks until it is)
+	select {
+	case <-lc.closed:
+		t.Fatal("closed before Close")
+	default:
+	}
+	if err := rn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-lc.closed
+	<-rn.Done()
+}
+
+// BenchmarkHandlerPing measures the core in process (no network): auth,
+// routing, faults layer, access log, recover, envelope.
+func BenchmarkHandlerPing(b *testing.B) {
+	srv, err := sandbox.New(sandbox.Config{DataDir: sandbox.Memory})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	h := srv.Handler()
+	req := httptest.NewRequest("POST", "/v1/authorize", strings.NewReader(`{"grant_type":"client_credentials"}`))
+	c := srv.Credentials()
+	req.SetBasicAuth(c.ClientID, c.ClientSecret)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	tok := strings.SplitN(strings.SplitN(w.Body.String(), `"access_token":"`, 2)[1], `"`, 2)[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest("GET", sandboxtest.PingV1, nil)
+		r.RemoteAddr = "127.0.0.1:1"
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatal(w.Code, w.Body)
+		}
+	}
+}
