@@ -105,9 +105,6 @@ var accentless = map[rune]rune{
 	'Ô': 'O', 'Õ': 'O', 'Ú': 'U', 'Ç': 'C',
 }
 
-// qrFixedMask is the data mask of every QR code the module draws.
-const qrFixedMask = 0
-
 // qrModule is the size in pixels of one QR module in qrcode_image.
 const qrModule = 4
 
@@ -119,7 +116,7 @@ var pngPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func qrImage(content string) (string, error) {
 	var n int
 	var dark func(x, y int) bool
-	if mx, size, err := qrMatrix([]byte(content), qrFixedMask); err == nil {
+	if mx, size, err := qrMatrix([]byte(content), -1); err == nil {
 		n = size
 		dark = func(x, y int) bool { return mx[y*size+x] }
 	} else {
