@@ -61,7 +61,7 @@ func TestQRMatchesBoombuler(t *testing.T) {
 			}
 		}
 	}
-	for i := 0; len(masks) < 8 && i < 500; i++ {
+	for i := 0; len(masks) < 8 && i < 150; i++ {
 		content := fmt.Sprintf("mask probe %d %s", i, strings.Repeat("q", i%90))
 		code, _ := qr.Encode(content, qr.M, qr.Unicode)
 		dark := func(x, y int) bool { r, _, _, _ := code.At(x, y).RGBA(); return r == 0 }
