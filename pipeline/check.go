@@ -385,7 +385,7 @@ func (c *checker) checkItems(items []ItemSpec, base string) {
 			}
 		}
 	}
-	if c.marketplaceConstant(items) && len(c.d.probs) == 0 {
+	if marketplaceConstant(items) && len(c.d.probs) == 0 {
 		sitems := make([]rules.SplitItem, len(items))
 		for i := range items {
 			sitems[i] = splitItemConst(&items[i])
@@ -398,12 +398,12 @@ func (c *checker) checkItems(items []ItemSpec, base string) {
 
 // marketplaceConstant reports whether every value the marketplace rules
 // look at is known at load (no templates), so they are checked once.
-func (c *checker) marketplaceConstant(items []ItemSpec) bool {
-	any := false
+func marketplaceConstant(items []ItemSpec) bool {
+	has := false
 	for i := range items {
 		it := &items[i]
 		if it.Marketplace != nil {
-			any = true
+			has = true
 		}
 		if it.Value.IsTemplate() || it.Amount.IsTemplate() || !it.Value.Set {
 			if it.Marketplace != nil {
@@ -418,7 +418,7 @@ func (c *checker) marketplaceConstant(items []ItemSpec) bool {
 			}
 		}
 	}
-	return any
+	return has
 }
 
 func splitItemConst(it *ItemSpec) rules.SplitItem {
@@ -586,19 +586,14 @@ func (c *checker) checkCobv(s *CobvSpec) {
 			}
 		}
 	}
-	size := rules.MaxBatchItems
 	if b := s.Batch; b != nil {
-		if b.Size != 0 {
-			size = b.Size
-		}
-		if b.Size < 0 || b.Size > rules.MaxBatchItems || (b.Size == 0 && false) {
+		if b.Size < 0 || b.Size > rules.MaxBatchItems {
 			c.fail(base+"/batch/size", "lote_fora_limite", fmt.Sprintf("lote de %d cobranças fora do limite de 1 a %d", b.Size, rules.MaxBatchItems), fmt.Sprintf("batch of %d charges out of range 1 to %d", b.Size, rules.MaxBatchItems))
 		}
 		if b.MaxBytes != 0 && (b.MaxBytes < 2048 || b.MaxBytes > 16<<20) {
 			c.fail(base+"/batch/max_bytes", "lote_fora_limite", "max_bytes deve estar entre 2048 e 16777216", "max_bytes must be between 2048 and 16777216")
 		}
 	}
-	_ = size
 }
 
 func pPixPart(tipo string) parser {

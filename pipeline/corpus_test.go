@@ -415,3 +415,15 @@ func TestPlanQuotaAndBatches(t *testing.T) {
 		t.Errorf("totals %+v", p.Totals)
 	}
 }
+
+func TestNullKindMeansDefaults(t *testing.T) {
+	r := runCase(t, "version: 1\ninput: {file: in.csv}\nissue:\n  boletos:\n", map[string][]byte{"in.csv": csvWith(nil)}, nil)
+	if got := found(r); len(got) != 0 || r.Accepted != 2 {
+		t.Errorf("problems %v, accepted %d; want two slips with the defaults", got, r.Accepted)
+	}
+	// a carnet still needs its repeats
+	r = runCase(t, "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n", map[string][]byte{"in.csv": csvWith(nil)}, nil)
+	if got := found(r); strings.Join(got, " ") != "campo_obrigatorio@L4:3" {
+		t.Errorf("problems %v, want repeats required", got)
+	}
+}

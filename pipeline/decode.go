@@ -217,6 +217,12 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, ptr string) {
 				fmt.Sprintf("%s cannot be written in the job file: use an environment variable, for example ${REMESSA_%s}", f.name, strings.ToUpper(f.name)))
 			continue
 		}
+		if sf.Tag.Get("nullempty") == "true" && val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+			// "boletos:" with nothing after it means "boletos with the defaults"
+			empty := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: k.Line, Column: k.Column}
+			d.decode(empty, v.Field(f.index), kp)
+			continue
+		}
 		d.decode(val, v.Field(f.index), kp)
 		if enum := sf.Tag.Get("enum"); enum != "" {
 			d.checkEnum(val, v.Field(f.index), kp, strings.Split(enum, ","))

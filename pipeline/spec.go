@@ -42,9 +42,9 @@ type InputSpec struct {
 
 // IssueSpec holds exactly one kind of issuance.
 type IssueSpec struct {
-	Carnets *CarnetSpec `yaml:"carnets" doc:"carnês: POST /v1/carnet, um por linha" doc_en:"carnets: POST /v1/carnet, one per row"`
-	Cobv    *CobvSpec   `yaml:"cobv" doc:"cobranças Pix com vencimento em lotes: PUT /v2/lotecobv/:id" doc_en:"due-date Pix charges in batches: PUT /v2/lotecobv/:id"`
-	Boletos *SlipSpec   `yaml:"boletos" doc:"boletos em um passo: POST /v1/charge/one-step" doc_en:"one-step slips: POST /v1/charge/one-step"`
+	Carnets *CarnetSpec `yaml:"carnets" nullempty:"true" doc:"carnês: POST /v1/carnet, um por linha" doc_en:"carnets: POST /v1/carnet, one per row"`
+	Cobv    *CobvSpec   `yaml:"cobv" nullempty:"true" doc:"cobranças Pix com vencimento em lotes: PUT /v2/lotecobv/:id" doc_en:"due-date Pix charges in batches: PUT /v2/lotecobv/:id"`
+	Boletos *SlipSpec   `yaml:"boletos" nullempty:"true" doc:"boletos em um passo: POST /v1/charge/one-step" doc_en:"one-step slips: POST /v1/charge/one-step"`
 }
 
 // CarnetSpec is the request of POST /v1/carnet for every row.

@@ -993,8 +993,7 @@ func (vr *rowValidator) checkRowMarketplace(rc *rowCtx, items []ChargeItem, spec
 	if !hasMarketplace(items) || rc.errs > 0 {
 		return
 	}
-	c := &checker{j: vr.job}
-	if c.marketplaceConstant(specs) {
+	if marketplaceConstant(specs) {
 		return // checked at load
 	}
 	for _, v := range rules.CheckMarketplace(toSplitItems(items), nil, vr.own) {
