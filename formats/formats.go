@@ -81,10 +81,11 @@ type Source struct {
 type Reader interface {
 	// Source describes the file; its Warnings grow as rows are read.
 	Source() Source
-	// Next returns the next data row, or io.EOF at the end. A row-level
-	// problem (for example a ragged CSV row) is returned as an *Error with
-	// Code set and the reader stays usable: call Next again to go on. Any
-	// other error is final.
+	// Next returns the next data row, or io.EOF at the end. A file with a
+	// header but no data row gives an *Error with Code CodeNoData instead
+	// of the first io.EOF. A row-level problem (a ragged CSV row, a nested
+	// YAML value; see IsRowLevel) is an *Error and the reader stays usable:
+	// call Next again to go on. Any other error is final.
 	Next() (Row, error)
 	Close() error
 }

@@ -32,24 +32,25 @@ const (
 )
 
 type xlsxReader struct {
-	zr       *zip.ReadCloser
-	sheetRC  io.ReadCloser
-	dec      *xml.Decoder
-	scan     *sheetScanner // nil when stdXML
-	src      Source
-	opt      Options
-	sst      []string
-	styles   []styleClass
-	letters  []string
-	ncols    int
-	rows     int
-	budget   *budget
-	limit    int64
-	done     bool
-	cells    []Cell
-	extraCol map[int]bool
-	lastRow  int
-	sc       []scell // scratch for one row
+	zr        *zip.ReadCloser
+	sheetRC   io.ReadCloser
+	dec       *xml.Decoder
+	scan      *sheetScanner // nil when stdXML
+	src       Source
+	opt       Options
+	sst       []string
+	styles    []styleClass
+	letters   []string
+	ncols     int
+	rows      int
+	budget    *budget
+	limit     int64
+	done      bool
+	cells     []Cell
+	extraCol  map[int]bool
+	warnCount map[string]int
+	lastRow   int
+	sc        []scell // scratch for one row
 }
 
 type scell struct {
@@ -721,6 +722,25 @@ func (x *xlsxReader) readHeader() error {
 	}
 }
 
+// maxWarningsPerCode bounds the per-cell warnings kept for one code; past
+// it a single summary warning says there are more.
+const maxWarningsPerCode = 100
+
+func (x *xlsxReader) warn(w Warning) {
+	if x.warnCount == nil {
+		x.warnCount = map[string]int{}
+	}
+	x.warnCount[w.Code]++
+	switch n := x.warnCount[w.Code]; {
+	case n <= maxWarningsPerCode:
+		x.src.Warnings = append(x.src.Warnings, w)
+	case n == maxWarningsPerCode+1:
+		x.src.Warnings = append(x.src.Warnings, Warning{Code: w.Code,
+			Message:   fmt.Sprintf("mais ocorrências de %q omitidas (só as primeiras %d são listadas)", w.Code, maxWarningsPerCode),
+			MessageEN: fmt.Sprintf("more %q occurrences omitted (only the first %d are listed)", w.Code, maxWarningsPerCode)})
+	}
+}
+
 func (x *xlsxReader) Source() Source { return x.src }
 
 func (x *xlsxReader) Close() error {
@@ -780,12 +800,12 @@ func (x *xlsxReader) Next() (Row, error) {
 				empty = false
 			}
 			if sc.formula && !sc.hasV {
-				x.src.Warnings = append(x.src.Warnings, Warning{Row: num, Column: x.letters[sc.col], Header: x.src.Headers[sc.col], Code: WarnFormulaNoValue,
+				x.warn(Warning{Row: num, Column: x.letters[sc.col], Header: x.src.Headers[sc.col], Code: WarnFormulaNoValue,
 					Message:   "fórmula sem valor calculado (salve a planilha no Excel para calcular); lida como vazia",
 					MessageEN: "formula without a cached value (save the workbook in Excel to compute it); read as empty"})
 			}
 			if c.Kind == KindError {
-				x.src.Warnings = append(x.src.Warnings, Warning{Row: num, Column: x.letters[sc.col], Header: x.src.Headers[sc.col], Value: c.Value, Code: WarnCellError,
+				x.warn(Warning{Row: num, Column: x.letters[sc.col], Header: x.src.Headers[sc.col], Value: c.Value, Code: WarnCellError,
 					Message: "a célula contém um erro do Excel", MessageEN: "the cell holds an Excel error value"})
 			}
 			cells[sc.col] = c

@@ -442,3 +442,25 @@ func TestXLSXFirstVisibleSheet(t *testing.T) {
 		t.Errorf("default sheet = %q, want the first visible one", r.Source().Sheet)
 	}
 }
+
+func TestXLSXWarningsBounded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "errs.xlsx")
+	var b strings.Builder
+	b.WriteString(`<row r="1"><c t="inlineStr"><is><t>A</t></is></c></row>`)
+	for i := 0; i < 500; i++ {
+		b.WriteString(`<row><c t="e"><v>#N/A</v></c></row>`)
+	}
+	writeZip(t, p, map[string]string{
+		"xl/workbook.xml":            workbookXML(false, "S"),
+		"xl/_rels/workbook.xml.rels": wbRelsXML,
+		"xl/worksheets/sheet1.xml":   craftedSheet(b.String()),
+	})
+	r := mustOpen(t, p, Options{})
+	rows, _ := readRows(t, r)
+	if len(rows) != 500 {
+		t.Fatalf("rows = %d", len(rows))
+	}
+	if n := len(r.Source().Warnings); n != maxWarningsPerCode+1 {
+		t.Errorf("%d warnings, want %d", n, maxWarningsPerCode+1)
+	}
+}
