@@ -40,7 +40,7 @@ func report(b *testing.B, cpu0 time.Duration, unit string) {
 	b.ReportMetric(2e6/per, "2core-"+unit)
 }
 
-func benchToken(b *testing.B, e *env) string {
+func benchToken(b testing.TB, e *env) string {
 	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/authorize", bytes.NewReader([]byte(`{"grant_type":"client_credentials"}`)))
 	req.SetBasicAuth(testClientID, testSecret)
 	req.Header.Set("Content-Type", "application/json")

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"image/png"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -278,14 +279,28 @@ func TestDecodingErrors(t *testing.T) {
 		t.Fatalf("no token: %v %v", resp, herr)
 	}
 	resp.Body.Close()
-	if _, err := e.c.CreateCharge(ctx, api.ChargeRequest{Items: items(1000)}); err != nil {
-		t.Fatal(err)
+	// A token past its 600 s lifetime is refused with 401.
+	tok := benchToken(t, e)
+	get := func() int {
+		req, _ := http.NewRequest("GET", e.srv.URL+"/v1/installments?brand=visa&total=1000", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := get(); st != 200 {
+		t.Fatalf("fresh token: %d", st)
 	}
 	e.clk.Advance(601 * time.Second)
-	c := e.client(testClientID, testSecret)
-	tok, err := c.Do(ctx, api.V1, "GET", "/v1/installments?brand=visa&total=1000", nil)
-	if err != nil || tok.Status != 200 {
-		t.Fatalf("fresh token after expiry: %v", err)
+	if st := get(); st != 401 {
+		t.Fatalf("expired token: %d, want 401", st)
+	}
+	// The client renews it by itself.
+	if _, err := e.c.Installments(ctx, "visa", 1000); err != nil {
+		t.Fatal(err)
 	}
 }
 
