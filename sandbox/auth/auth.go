@@ -82,7 +82,8 @@ type AppInfo struct {
 }
 
 // Principal is who a request acts for; modules filter every read and write
-// by AccountID, so an application never sees another account's data.
+// by AccountID, so an application never sees another account's data. The
+// value is shared between requests: treat it (and its slices) as read-only.
 type Principal struct {
 	AccountID string
 	AppID     string // the client_id
@@ -130,7 +131,11 @@ type Service struct {
 	apps     map[string]*App     // by client_id
 	byPayee  map[string]*Account
 	byConta  map[string]*Account
-	byKey    map[string]*Account // normalised key -> account
+	byKey    map[string]*Account   // normalised key -> account
+	pcache   map[string]*Principal // by client_id; cleared on every change
+
+	vmu    sync.Mutex
+	vcache map[string]verified // token -> checked claims
 }
 
 // New loads accounts, applications and the token key from st (creating
@@ -144,6 +149,7 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Service, error) {
 		v1TTL: DefaultTokenTTL, pixTTL: DefaultPixTokenTTL,
 		accounts: map[string]*Account{}, apps: map[string]*App{},
 		byPayee: map[string]*Account{}, byConta: map[string]*Account{}, byKey: map[string]*Account{},
+		pcache: map[string]*Principal{}, vcache: map[string]verified{},
 	}
 	if opts.TokenTTL > 0 {
 		s.v1TTL = opts.TokenTTL
@@ -200,6 +206,7 @@ func (s *Service) TokenTTL() time.Duration { return s.v1TTL }
 func (s *Service) PixTokenTTL() time.Duration { return s.pixTTL }
 
 func (s *Service) indexAccount(a *Account) {
+	clear(s.pcache)
 	if old, ok := s.accounts[a.ID]; ok {
 		for _, k := range old.Keys {
 			delete(s.byKey, NormalizeKey(k))
@@ -381,6 +388,7 @@ func (s *Service) CreateApp(ctx context.Context, accountID, clientID, secret str
 	}
 	s.mu.Lock()
 	s.apps[clientID] = &app
+	clear(s.pcache)
 	s.mu.Unlock()
 	return clientID, secret, nil
 }
@@ -404,6 +412,7 @@ func (s *Service) SetSecret(ctx context.Context, clientID, secret string) error 
 	}
 	s.mu.Lock()
 	s.apps[clientID] = &n
+	clear(s.pcache)
 	s.mu.Unlock()
 	return nil
 }
@@ -538,6 +547,27 @@ func (s *Service) AccountByKey(key string) (Account, bool) {
 		return Account{}, false
 	}
 	return copyAccount(a), true
+}
+
+// principalOf returns the (shared, read-only) principal of app.
+func (s *Service) principalOf(app *App) *Principal {
+	s.mu.RLock()
+	p, ok := s.pcache[app.ClientID]
+	s.mu.RUnlock()
+	if ok {
+		return p
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.apps[app.ClientID]
+	if !ok {
+		cur = app
+	}
+	p = s.principal(cur)
+	if ok {
+		s.pcache[app.ClientID] = p
+	}
+	return p
 }
 
 func (s *Service) principal(app *App) *Principal {

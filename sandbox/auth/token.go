@@ -55,7 +55,17 @@ var (
 	errNoApp        = errors.New("aplicação do token não existe mais")
 )
 
+// verified is a token whose signature was checked already.
+type verified struct {
+	typ, sub, acc string
+	exp           int64
+}
+
+const verifiedCacheMax = 4096
+
 // verify checks a token's signature, kind and expiry on the sandbox clock.
+// Signature checks are cached per token (the expiry and the application
+// are checked on every call).
 func (s *Service) verify(tok, typ string) (*App, *claims, error) {
 	if tok == "" {
 		return nil, nil, errNoToken
@@ -63,37 +73,61 @@ func (s *Service) verify(tok, typ string) (*App, *claims, error) {
 	if len(tok) > 4096 {
 		return nil, nil, errBadToken
 	}
+	s.vmu.Lock()
+	v, ok := s.vcache[tok]
+	s.vmu.Unlock()
+	if !ok {
+		c, err := s.checkSignature(tok)
+		if err != nil {
+			return nil, nil, err
+		}
+		v = verified{typ: c.Typ, sub: c.Sub, acc: c.Acc, exp: c.Exp}
+		s.vmu.Lock()
+		if len(s.vcache) >= verifiedCacheMax {
+			clear(s.vcache)
+		}
+		s.vcache[tok] = v
+		s.vmu.Unlock()
+	}
+	if v.typ != typ {
+		return nil, nil, errBadToken
+	}
+	if s.clk.Now().UnixMilli() >= v.exp*1000 {
+		return nil, nil, errExpiredToken
+	}
+	s.mu.RLock()
+	app, ok := s.apps[v.sub]
+	s.mu.RUnlock()
+	if !ok || app.AccountID != v.acc {
+		return nil, nil, errNoApp
+	}
+	return app, &claims{Typ: v.typ, Sub: v.sub, Acc: v.acc, Exp: v.exp}, nil
+}
+
+// checkSignature checks the HMAC of a token and decodes its claims.
+func (s *Service) checkSignature(tok string) (*claims, error) {
 	i := strings.LastIndexByte(tok, '.')
 	if i < 0 || strings.Count(tok, ".") != 2 {
-		return nil, nil, errBadToken
+		return nil, errBadToken
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(tok[i+1:])
 	if err != nil {
-		return nil, nil, errBadToken
+		return nil, errBadToken
 	}
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(tok[:i]))
 	if !hmac.Equal(sig, m.Sum(nil)) {
-		return nil, nil, errBadToken
+		return nil, errBadToken
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(tok[strings.IndexByte(tok, '.')+1 : i])
 	if err != nil {
-		return nil, nil, errBadToken
+		return nil, errBadToken
 	}
 	var c claims
-	if err := json.Unmarshal(payload, &c); err != nil || c.Typ != typ {
-		return nil, nil, errBadToken
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return nil, errBadToken
 	}
-	if s.clk.Now().UnixMilli() >= c.Exp*1000 {
-		return nil, nil, errExpiredToken
-	}
-	s.mu.RLock()
-	app, ok := s.apps[c.Sub]
-	s.mu.RUnlock()
-	if !ok || app.AccountID != c.Acc {
-		return nil, nil, errNoApp
-	}
-	return app, &c, nil
+	return &c, nil
 }
 
 func bearer(r *http.Request) string {
@@ -115,10 +149,7 @@ func (s *Service) V1(h http.Handler) http.Handler {
 			httpx.V1Error(w, http.StatusUnauthorized, 401, "unauthorized", describe(err))
 			return
 		}
-		s.mu.RLock()
-		p := s.principal(app)
-		s.mu.RUnlock()
-		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), s.principalOf(app))))
 	})
 }
 
@@ -133,9 +164,7 @@ func (s *Service) Pix(scopes []string, h http.Handler) http.Handler {
 			httpx.Problem(w, http.StatusUnauthorized, "NaoAutorizado", "Não autorizado", describe(err), nil)
 			return
 		}
-		s.mu.RLock()
-		p := s.principal(app)
-		s.mu.RUnlock()
+		p := s.principalOf(app)
 		if len(scopes) > 0 && !slices.ContainsFunc(scopes, func(sc string) bool { return slices.Contains(p.Scopes, sc) }) {
 			httpx.Problem(w, http.StatusForbidden, "AcessoNegado", "Acesso Negado",
 				"A aplicação não tem o escopo necessário para esta operação: "+strings.Join(scopes, " ou "), nil)

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"remessa/sandbox/clock"
@@ -187,6 +188,9 @@ func NormalizeRoute(pattern string) (string, error) {
 // Injector applies a Config. It is safe for concurrent use.
 type Injector struct {
 	clk clock.Clock
+	off atomic.Bool // nothing configured: skip all work
+
+	norm sync.Map // route pattern -> normalised form
 
 	mu     sync.Mutex
 	cfg    Config
@@ -238,6 +242,7 @@ func (inj *Injector) SetConfig(cfg Config) error {
 		seed = rand.Uint64()
 	}
 	inj.mu.Lock()
+	inj.off.Store(cfg.Off())
 	inj.cfg = cfg
 	inj.routes = routes
 	inj.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
@@ -359,14 +364,20 @@ func (inj *Injector) Wrap(next http.Handler, route func(*http.Request) string, a
 // Serve applies the faults for route pattern pat ("" = none apply) to one
 // request, calling next unless a fault answers instead.
 func (inj *Injector) Serve(w http.ResponseWriter, r *http.Request, pat string, app func(*http.Request) (string, bool), next http.Handler) {
-	if pat == "" || !IsAPIPath(r.URL.Path) {
+	if pat == "" || inj.off.Load() || !IsAPIPath(r.URL.Path) {
 		next.ServeHTTP(w, r)
 		return
 	}
-	norm, err := NormalizeRoute(pat)
-	if err != nil {
-		next.ServeHTTP(w, r)
-		return
+	var norm string
+	if v, ok := inj.norm.Load(pat); ok {
+		norm = v.(string)
+	} else {
+		var err error
+		if norm, err = NormalizeRoute(pat); err != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		inj.norm.Store(pat, norm)
 	}
 	{
 		appID := ""
