@@ -557,7 +557,8 @@ func (m *Module) Tick(ctx context.Context) error {
 	return nil
 }
 
-// writeOK reports whether the charge's response needs no special action.
+// principalError answers 401 when a handler runs without a principal
+// (only possible if the module is mounted without the auth middleware).
 func principalError(w http.ResponseWriter) {
 	(&Error{Status: http.StatusUnauthorized, Code: 401, Slug: "unauthorized", Desc: "Credenciais ausentes"}).write(w)
 }

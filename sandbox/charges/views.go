@@ -1,7 +1,7 @@
 package charges
 
 import (
-	"strings"
+	"strconv"
 )
 
 // Response shapes. Links are built from the request's base URL at answer
@@ -300,18 +300,4 @@ func carnetView(cn *Carnet, base string, creation bool) carnetOut {
 	return out
 }
 
-func itoa(n int) string {
-	var b strings.Builder
-	if n == 0 {
-		return "0"
-	}
-	var d [20]byte
-	i := len(d)
-	for n > 0 {
-		i--
-		d[i] = byte('0' + n%10)
-		n /= 10
-	}
-	b.Write(d[i:])
-	return b.String()
-}
+func itoa(n int) string { return strconv.Itoa(n) }
