@@ -168,10 +168,8 @@ func (c *csvReader) Close() error {
 func (c *csvReader) csvErr(err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
+		// pe.Column is a byte offset, not a spreadsheet column: not reported.
 		e := &Error{File: c.src.File, Row: pe.StartLine + c.lineOffset, Code: CodeBadQuote, Err: err}
-		if pe.Column > 0 {
-			e.Column = "" // csv columns are byte offsets, not spreadsheet columns
-		}
 		line := pe.Line + c.lineOffset
 		switch {
 		case errors.Is(pe.Err, csv.ErrQuote):
