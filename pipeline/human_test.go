@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"hash/maphash"
 	"strconv"
 	"strings"
@@ -156,5 +157,26 @@ func TestFieldOrdinals(t *testing.T) {
 		if Catalogue[ords[k]].ID != id {
 			t.Errorf("ordinal %d is %s, want %s", ords[k], Catalogue[ords[k]].ID, id)
 		}
+	}
+}
+
+func TestSecretsNotPrinted(t *testing.T) {
+	env := map[string]string{"CID": "client-id-123", "CSEC": "super-secret-456"}
+	job := "version: 1\nendpoint:\n  client_id: ${CID}\n  client_secret: ${CSEC}\ninput: {file: in.csv}\nissue:\n  boletos: {}\n"
+	j, err := LoadBytes("job.yaml", "/tmp/job.yaml", []byte(job), testOpts(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Endpoint.ClientSecret != "super-secret-456" {
+		t.Fatalf("secret not loaded")
+	}
+	for _, s := range []string{fmt.Sprintf("%v", j), fmt.Sprintf("%+v", *j), fmt.Sprintf("%#v", j.Endpoint)} {
+		if strings.Contains(s, "super-secret-456") || strings.Contains(s, "client-id-123") {
+			t.Errorf("credentials printed: %s", s)
+		}
+	}
+	_, err = LoadBytes("job.yaml", "/tmp/job.yaml", []byte(strings.Replace(job, "${CSEC}", "hunter2", 1)), testOpts(env))
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "client_secret") {
+		t.Errorf("literal secret: %v", err)
 	}
 }

@@ -88,6 +88,22 @@ type Endpoint struct {
 	PayeeCode, Conta                 string
 }
 
+// String describes the endpoint with its credentials redacted, so a Job
+// printed by mistake does not leak them.
+func (e Endpoint) String() string {
+	red := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "***"
+	}
+	return fmt.Sprintf("{BaseURL:%s PixBaseURL:%s ClientID:%s ClientSecret:%s Certificate:%s CertificatePassword:%s PayeeCode:%s Conta:%s}",
+		e.BaseURL, e.PixBaseURL, red(e.ClientID), red(e.ClientSecret), e.Certificate, red(e.CertificatePassword), e.PayeeCode, e.Conta)
+}
+
+// GoString is String, for %#v.
+func (e Endpoint) GoString() string { return "pipeline.Endpoint" + e.String() }
+
 // Reports is where reports go.
 type Reports struct {
 	Dir     string
