@@ -275,6 +275,17 @@ func rejectedXLSXCell(c formats.Cell, st *xlsxStyles, pct int) any {
 		}
 	case formats.KindBool:
 		return c.Value == "true"
+	case formats.KindFormula:
+		// the cached result, typed as the formula's cell showed it
+		if v, err := strconv.ParseFloat(c.Value, 64); err == nil {
+			return v
+		}
+		if t, err := time.Parse("2006-01-02", c.Value); err == nil {
+			return excelize.Cell{StyleID: st.date, Value: t}
+		}
+		if v, err := strconv.ParseFloat(c.Raw, 64); err == nil && strings.HasSuffix(c.Value, "%") {
+			return excelize.Cell{StyleID: pct, Value: v}
+		}
 	}
 	v := c.Raw
 	if c.Kind == formats.KindFormula || c.Kind == formats.KindError || v == "" {

@@ -156,6 +156,10 @@ func TestRejectedXLSXKeepsTypes(t *testing.T) {
 		put(cellRef(3, n), r.valor, 0)
 		put(cellRef(4, n), r.due, dateStyle)
 	}
+	// row 5's value is a formula (=10+10): its result goes back as a number
+	if err := f.SetCellFormula("Pagadores", "C5", "10+10"); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.SaveAs(in); err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +186,19 @@ func TestRejectedXLSXKeepsTypes(t *testing.T) {
 	for i, o := range []formats.Row{orig[1], orig[3]} {
 		for c := 0; c < 4; c++ {
 			g, w := got[i].Get(c), o.Get(c)
+			if w.Kind == formats.KindFormula {
+				continue
+			}
 			if g.Value != w.Value || g.Kind != w.Kind {
 				t.Errorf("row %d col %d: %q (%v), input had %q (%v)", i, c, g.Value, g.Kind, w.Value, w.Kind)
 			}
 		}
+	}
+	if k := orig[3].Get(2).Kind; k != formats.KindFormula {
+		t.Fatalf("the input's C5 reads as %v, want a formula", k)
+	}
+	if c := got[1].Get(2); c.Value != "20" || c.Kind != formats.KindNumber {
+		t.Errorf("formula result back as %q (%v), want the number 20", c.Value, c.Kind)
 	}
 	if got[0].Get(1).Value != "01111111111" || got[0].Get(3).Value != "2026-01-11" || got[0].Get(2).Value != "50.5" {
 		t.Errorf("row 3 back as %+v", got[0].Cells)
