@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		Name:    "report",
 		Summary: "escreve de novo os relatórios de uma execução a partir do seu results.json",
-		Usage:   "RUNDIR [--lang pt|en] [--formats xlsx,csv,json,html] [--csv-dialect excel|comma] [--out DIR] [--input ARQUIVO] [--sheet ABA]",
+		Usage:   "RUNDIR [--lang pt|en] [--formats xlsx,csv,json,html] [--csv-dialect excel|comma] [--out DIR] [--input ARQUIVO] [--sheet ABA] [--no-rejected]",
 		Run:     runReport,
 	})
 }
