@@ -9,6 +9,7 @@ package all
 
 import (
 	_ "remessa/sandbox/charges"   // /v1 charges, carnets, links, card tokenization
+	_ "remessa/sandbox/control"   // /sandbox control routes (pay, clock, outbox)
 	_ "remessa/sandbox/documents" // slip and carnet documents
 	_ "remessa/sandbox/outbox"    // notifications and webhooks (the Notifier)
 	_ "remessa/sandbox/pix"       // /v2 Pix and its mTLS listener
