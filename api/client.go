@@ -308,7 +308,7 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 		ev := c.log.Debug()
 		if ev.Enabled() { // redaction costs: only when the line is written
 			ev = ev.Str("api", s.api.String()).Str("method", s.method).Str("path", RedactString(s.path)).
-				Int("attempt", attempt+1).Dur("duration", time.Since(start))
+				Int("attempt", attempt+1).Dur("duration_ms", time.Since(start))
 		}
 		if err != nil {
 			if ev.Enabled() {

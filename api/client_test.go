@@ -889,7 +889,7 @@ func TestDebugLogHasNoSecrets(t *testing.T) {
 	mu.Lock()
 	out := buf.String()
 	mu.Unlock()
-	for _, want := range []string{`"attempt":1`, `"path":"/v1/sandboxtest/decode"`, `"status":200`, `"method":"POST"`} {
+	for _, want := range []string{`"attempt":1`, `"duration_ms":`, `"path":"/v1/sandboxtest/decode"`, `"status":200`, `"method":"POST"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %s:\n%s", want, out)
 		}

@@ -87,7 +87,7 @@ func AccessLog(log zerolog.Logger, h http.Handler) http.Handler {
 				status = 0 // dropped connection
 			}
 			log.WithLevel(lvl).Str("method", r.Method).Str("path", r.URL.Path).Int("status", status).
-				Int64("bytes", sw.Bytes).Dur("duration", time.Since(start)).Msg("request")
+				Int64("bytes", sw.Bytes).Dur("duration_ms", time.Since(start)).Msg("request")
 		}()
 		h.ServeHTTP(sw, r)
 	})
