@@ -105,6 +105,10 @@ func writeRejected(dir string, run results.RunInfo, want map[int]string, in Inpu
 	return path, nil
 }
 
+// ErrInputChanged is returned (wrapped) when the input file is not the one
+// the run read: its SHA-256 differs from results.json's.
+var ErrInputChanged = errors.New("a planilha de entrada mudou depois da execução")
+
 // missingRows is returned when failing rows are not in the input file.
 type missingRows []int
 
@@ -130,7 +134,7 @@ func checkInputHash(path, want string) error {
 		return fmt.Errorf("linhas rejeitadas: ler %s: %w", path, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
-		return fmt.Errorf("linhas rejeitadas: %s mudou depois da execução (SHA-256 %s, a execução leu %s); use a planilha original", path, got, want)
+		return fmt.Errorf("linhas rejeitadas: %w: %s (SHA-256 %s, a execução leu %s); use a planilha original", ErrInputChanged, path, got, want)
 	}
 	return nil
 }

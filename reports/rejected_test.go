@@ -215,7 +215,7 @@ func TestRejectedRefusesChangedInput(t *testing.T) {
 	in := filepath.Join(dir, "p.csv")
 	os.WriteFile(in, []byte("nome,cpf\na,1\nb,2\nc,3\nd,4\n"), 0o644)
 	_, err := WriteRejected(dir, inputResults(strings.Repeat("0", 64)), InputInfo{Path: in}, Options{})
-	if err == nil || !strings.Contains(err.Error(), "mudou") {
+	if !errors.Is(err, ErrInputChanged) || !strings.Contains(err.Error(), "mudou") {
 		t.Errorf("changed input: %v", err)
 	}
 	// a failing row the file does not have: the file is written, the error names the row

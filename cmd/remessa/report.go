@@ -64,7 +64,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, p)
 	}
 	switch {
-	case errors.Is(err, reports.ErrNoInput):
+	case errors.Is(err, reports.ErrNoInput), errors.Is(err, reports.ErrInputChanged):
 		fmt.Fprintf(stderr, "remessa report: aviso: %v; use --input\n", err)
 	case errors.Is(err, reports.ErrBadResults):
 		fmt.Fprintln(stderr, "remessa report:", err)
