@@ -194,7 +194,10 @@ func save(f *excelize.File, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return f.SaveAs(path)
+	if err := f.SaveAs(path); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
 }
 
 // mensal: 2,500 payers in a pt-BR Excel CSV (Windows-1252, ";", decimal
