@@ -181,8 +181,83 @@ func qrMatrix(content []byte, mask int) ([]bool, int, error) {
 			final = append(final, ec[i])
 		}
 	}
-	// Matrix: -1 empty, 0 light, 1 dark.
+	lay := qrLayoutOf(version)
+	size := lay.size
+	// base: function modules and the unmasked data bits, 0/1 per module.
+	base := make([]byte, size*size)
+	copy(base, lay.fn)
+	total := len(final) * 8
+	for k, p := range lay.dataPos {
+		if k >= total {
+			break
+		}
+		base[p] = final[k/8] >> (7 - k%8) & 1
+	}
+	if mask < 0 && size <= 64 {
+		mask = qrBestMaskBits(base, lay)
+	}
+	w := make([]byte, size*size)
+	build := func(mask int) {
+		t := lay.tabs[mask]
+		for i := range w {
+			w[i] = base[i] ^ t[i]
+		}
+		format := qrFormatBits(mask)
+		for i, p := range lay.fmtPos {
+			w[p] = byte(format >> (i % 15) & 1)
+		}
+	}
+	if mask < 0 {
+		best := uint(math.MaxUint)
+		for k := 0; k < 8; k++ {
+			build(k)
+			if p := qrPenalty(w, size); p < best {
+				best, mask = p, k
+			}
+		}
+	}
+	build(mask)
+	out := make([]bool, len(w))
+	for i, v := range w {
+		out[i] = v == 1
+	}
+	return out, size, nil
+}
+
+// qrLayout is what depends only on the version: the function modules,
+// where the data and format bits go, and the 8 masks over the data
+// modules (as bytes and packed in words).
+type qrLayout struct {
+	size     int
+	fn       []byte  // function modules 0/1 (data and format areas 0)
+	dataPos  []int32 // data module indexes in placement order
+	fmtPos   []int   // format bit i%15 goes to fmtPos[i]
+	tabs     [8][]byte
+	fnRows   []uint64 // fn packed (size <= 64 only)
+	fnCols   []uint64
+	maskRows [8][]uint64
+	maskCols [8][]uint64
+}
+
+var (
+	qrLayoutMu sync.Mutex
+	qrLayouts  [21]*qrLayout
+)
+
+func qrLayoutOf(version int) *qrLayout {
+	qrLayoutMu.Lock()
+	defer qrLayoutMu.Unlock()
+	if l := qrLayouts[version]; l != nil {
+		return l
+	}
+	l := newQRLayout(version)
+	qrLayouts[version] = l
+	return l
+}
+
+func newQRLayout(version int) *qrLayout {
 	size := 17 + 4*version
+	// Matrix: -1 empty, 0 light, 1 dark.
 	m := make([]int8, size*size)
 	for i := range m {
 		m[i] = -1
@@ -249,15 +324,12 @@ func qrMatrix(content []byte, mask int) ([]bool, int, error) {
 			set(size-11+j, i, dark)
 		}
 	}
-	// Reserve the format information areas (written per mask below).
-	fmtPos := qrFormatPositions(size)
-	for _, p := range fmtPos {
+	l := &qrLayout{size: size, fmtPos: qrFormatPositions(size)}
+	// Reserve the format information areas (written per mask).
+	for _, p := range l.fmtPos {
 		m[p] = 0
 	}
-	// Data positions in the zigzag order, and their (unmasked) bits.
-	var dataPos []int32
-	var dataBit []bool
-	bitIndex, total := 0, len(final)*8
+	// Data positions in the zigzag order.
 	dir := -1
 	y := size - 1
 	for x := size - 1; x > 0; x -= 2 {
@@ -270,64 +342,49 @@ func qrMatrix(content []byte, mask int) ([]bool, int, error) {
 				if at(xx, y) != -1 {
 					continue
 				}
-				dark := false
-				if bitIndex < total {
-					dark = final[bitIndex/8]>>(7-bitIndex%8)&1 == 1
-					bitIndex++
-				}
-				dataPos = append(dataPos, int32(y*size+xx))
-				dataBit = append(dataBit, dark)
+				l.dataPos = append(l.dataPos, int32(y*size+xx))
 				m[y*size+xx] = 0
 			}
 		}
 		dir = -dir
 		y += dir
 	}
-	// base: function modules and unmasked data bits, 0/1.
-	base := make([]byte, size*size)
+	l.fn = make([]byte, size*size)
 	for i, v := range m {
 		if v == 1 {
-			base[i] = 1
+			l.fn[i] = 1
 		}
 	}
-	for k, p := range dataPos {
-		if dataBit[k] {
-			base[p] = 1
-		}
-	}
-	tabs := qrMaskTables(size, dataPos)
-	build := func(mask int, w []byte) {
-		t := tabs[mask]
-		for i := range w {
-			w[i] = base[i] ^ t[i]
-		}
-		format := qrFormatBits(mask)
-		for i, p := range fmtPos {
-			w[p] = byte(format >> (i % 15) & 1)
-		}
-	}
-	w := make([]byte, size*size)
-	if mask < 0 && size <= 64 {
-		mask = qrBestMaskBits(base, size, tabs, fmtPos)
-	}
-	if mask < 0 {
-		best := uint(math.MaxUint)
-		for k := 0; k < 8; k++ {
-			build(k, w)
-			if p := qrPenalty(w, size); p < best {
-				best, mask = p, k
+	for k := range l.tabs {
+		l.tabs[k] = make([]byte, size*size)
+		for _, p := range l.dataPos {
+			if qrMaskBit(k, int(p)%size, int(p)/size) {
+				l.tabs[k][p] = 1
 			}
 		}
 	}
-	build(mask, w)
-	for i, v := range w {
-		m[i] = int8(v)
+	if size <= 64 {
+		l.fnRows, l.fnCols = qrPack(l.fn, size)
+		for k := range l.tabs {
+			l.maskRows[k], l.maskCols[k] = qrPack(l.tabs[k], size)
+		}
 	}
-	out := make([]bool, len(m))
-	for i, v := range m {
-		out[i] = v == 1
+	return l
+}
+
+// qrPack packs a 0/1 matrix into row words (bit x of rows[y]) and column
+// words (bit y of cols[x]).
+func qrPack(src []byte, n int) (rows, cols []uint64) {
+	rows, cols = make([]uint64, n), make([]uint64, n)
+	for y := 0; y < n; y++ {
+		for x := 0; x < n; x++ {
+			if src[y*n+x] != 0 {
+				rows[y] |= 1 << x
+				cols[x] |= 1 << y
+			}
+		}
 	}
-	return out, size, nil
+	return rows, cols
 }
 
 // qrFormatBits is the 15-bit format information of level M with mask.
@@ -431,32 +488,29 @@ func qrPenalty(w []byte, n int) uint {
 // qrBestMaskBits chooses the mask like qrPenalty would, on rows and
 // columns packed in 64-bit words (symbols up to 64 modules, versions 1 to
 // 11): bit x of rows[y] and bit y of cols[x] are module (x, y).
-func qrBestMaskBits(base []byte, n int, tabs *[8][]byte, fmtPos []int) int {
-	pack := func(src []byte, rows, cols []uint64) {
-		for i := range rows {
-			rows[i], cols[i] = 0, 0
-		}
-		for y := 0; y < n; y++ {
-			for x := 0; x < n; x++ {
-				if src[y*n+x] != 0 {
-					rows[y] |= 1 << x
-					cols[x] |= 1 << y
-				}
-			}
+func qrBestMaskBits(base []byte, l *qrLayout) int {
+	n := l.size
+	baseRows := make([]uint64, n)
+	baseCols := make([]uint64, n)
+	copy(baseRows, l.fnRows)
+	copy(baseCols, l.fnCols)
+	for _, p := range l.dataPos {
+		if base[p] != 0 {
+			x, y := uint(p)%uint(n), uint(p)/uint(n)
+			baseRows[y] |= 1 << x
+			baseCols[x] |= 1 << y
 		}
 	}
-	baseRows, baseCols := make([]uint64, n), make([]uint64, n)
-	pack(base, baseRows, baseCols)
-	mr, mc := qrMaskWords(n, tabs)
 	rows, cols := make([]uint64, n), make([]uint64, n)
 	best, bestMask := uint(math.MaxUint), 0
 	for k := 0; k < 8; k++ {
+		mr, mc := l.maskRows[k], l.maskCols[k]
 		for i := 0; i < n; i++ {
-			rows[i] = baseRows[i] ^ mr[k][i]
-			cols[i] = baseCols[i] ^ mc[k][i]
+			rows[i] = baseRows[i] ^ mr[i]
+			cols[i] = baseCols[i] ^ mc[i]
 		}
 		format := qrFormatBits(k)
-		for i, p := range fmtPos {
+		for i, p := range l.fmtPos {
 			x, y := uint(p%n), uint(p/n)
 			b := uint64(format >> (i % 15) & 1)
 			rows[y] = rows[y]&^(1<<x) | b<<x
@@ -503,51 +557,6 @@ func qrPenaltyBits(rows, cols []uint64, n int) uint {
 	floor := math.Abs(math.Floor(perc/5) - 10)
 	ceil := math.Abs(math.Ceil(perc/5) - 10)
 	return p + uint(math.Min(floor, ceil)*10)
-}
-
-var qrMaskWordCache sync.Map // int -> *[2][8][]uint64
-
-// qrMaskWords packs the mask tables of size n into row and column words.
-func qrMaskWords(n int, tabs *[8][]byte) (rows, cols *[8][]uint64) {
-	if t, ok := qrMaskWordCache.Load(n); ok {
-		v := t.(*[2][8][]uint64)
-		return &v[0], &v[1]
-	}
-	var v [2][8][]uint64
-	for k := 0; k < 8; k++ {
-		v[0][k], v[1][k] = make([]uint64, n), make([]uint64, n)
-		for y := 0; y < n; y++ {
-			for x := 0; x < n; x++ {
-				if tabs[k][y*n+x] != 0 {
-					v[0][k][y] |= 1 << x
-					v[1][k][x] |= 1 << y
-				}
-			}
-		}
-	}
-	qrMaskWordCache.Store(n, &v)
-	return &v[0], &v[1]
-}
-
-// qrMaskCache holds, per symbol size, the 8 masks as 0/1 bytes over the
-// data modules (0 on function modules).
-var qrMaskCache sync.Map // int -> *[8][]byte
-
-func qrMaskTables(size int, dataPos []int32) *[8][]byte {
-	if t, ok := qrMaskCache.Load(size); ok {
-		return t.(*[8][]byte)
-	}
-	var t [8][]byte
-	for k := range t {
-		t[k] = make([]byte, size*size)
-		for _, p := range dataPos {
-			if qrMaskBit(k, int(p)%size, int(p)/size) {
-				t[k][p] = 1
-			}
-		}
-	}
-	qrMaskCache.Store(size, &t)
-	return &t
 }
 
 // qrMaskBit is the data mask condition of pattern mask at column x, row y.

@@ -105,7 +105,8 @@ var accentless = map[rune]rune{
 	'Ô': 'O', 'Õ': 'O', 'Ú': 'U', 'Ç': 'C',
 }
 
-// qrModule is the size in pixels of one QR module in qrcode_image.
+// qrModule is the size in pixels of one QR module in qrcode_image (the
+// row builder in qrImage assumes 4: one module per nibble).
 const qrModule = 4
 
 var pngPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -153,8 +154,12 @@ func qrImage(content string) (string, error) {
 			if !dark(mx, my) {
 				continue
 			}
-			for px := (mx + quiet) * qrModule; px < (mx+quiet+1)*qrModule; px++ {
-				row[px/8] &^= 0x80 >> (px % 8)
+			// qrModule is 4: a module is a nibble, high for even columns.
+			c := mx + quiet
+			if c%2 == 0 {
+				row[c/2] &^= 0xF0
+			} else {
+				row[c/2] &^= 0x0F
 			}
 		}
 	}
