@@ -20,13 +20,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// Memory is the path that opens a private in-memory database (tests).
+// Memory is the path that opens a private throw-away database (tests): a
+// file in a temporary directory that Close removes.
 const Memory = ":memory:"
 
 // Sync selects SQLite's synchronous setting.
@@ -46,16 +46,15 @@ type Options struct {
 
 // Store is an open database. It is safe for concurrent use.
 type Store struct {
-	path string
-	w    *sql.DB // single writer connection
-	r    *sql.DB // readers (same as w for :memory:)
-	mu   sync.Mutex
+	path   string
+	tmpDir string  // for Memory: removed by Close
+	w      *sql.DB // single writer connection
+	r      *sql.DB // readers
+	mu     sync.Mutex
 }
 
-var memCounter atomic.Int64
-
 // Open opens (creating if needed) the database at path with default options.
-// Path ":memory:" gives a private in-memory database.
+// Path ":memory:" gives a private throw-away database.
 func Open(path string) (*Store, error) { return OpenWith(path, Options{}) }
 
 // OpenWith opens the database at path with opts.
@@ -71,39 +70,40 @@ func OpenWith(path string, opts Options) (*Store, error) {
 	}
 	s := &Store{path: path}
 	if path == Memory || path == "" {
-		// One connection: an in-memory database lives in its connection.
-		name := fmt.Sprintf("file:remessa-mem-%d?mode=memory&cache=private", memCounter.Add(1))
-		db, err := sql.Open("sqlite", name+pragmas(opts, false))
+		// A private database in a temporary directory removed by Close.
+		// (A real :memory: database lives in one connection, which would
+		// make a read inside a write transaction wait for itself; this
+		// keeps the file store's semantics: one writer, parallel readers.)
+		dir, err := os.MkdirTemp("", "remessa-store-")
 		if err != nil {
-			return nil, fmt.Errorf("store: open memory database: %w", err)
+			return nil, fmt.Errorf("store: temporary database: %w", err)
 		}
-		db.SetMaxOpenConns(1)
-		db.SetMaxIdleConns(1)
-		db.SetConnMaxLifetime(0)
-		s.w, s.r = db, db
-	} else {
-		if dir := filepath.Dir(path); dir != "" {
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, fmt.Errorf("store: create data dir %s: %w", dir, err)
-			}
-		}
-		u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
-		w, err := sql.Open("sqlite", u+pragmas(opts, true)[1:]+"&_txlock=immediate")
-		if err != nil {
-			return nil, fmt.Errorf("store: open %s: %w", path, err)
-		}
-		w.SetMaxOpenConns(1)
-		w.SetMaxIdleConns(1)
-		w.SetConnMaxLifetime(0)
-		r, err := sql.Open("sqlite", u+pragmas(opts, true)[1:])
-		if err != nil {
-			w.Close()
-			return nil, fmt.Errorf("store: open %s: %w", path, err)
-		}
-		r.SetMaxOpenConns(4)
-		r.SetMaxIdleConns(4)
-		s.w, s.r = w, r
+		s.tmpDir = dir
+		path = filepath.Join(dir, "mem.db")
 	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: create data dir %s: %w", dir, err)
+		}
+	}
+	u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
+	w, err := sql.Open("sqlite", u+pragmas(opts, true)[1:]+"&_txlock=immediate")
+	if err != nil {
+		s.removeTmp()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite", u+pragmas(opts, true)[1:])
+	if err != nil {
+		w.Close()
+		s.removeTmp()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	s.w, s.r = w, r
 	if err := s.migrate(); err != nil {
 		s.Close()
 		return nil, err
@@ -113,8 +113,7 @@ func OpenWith(path string, opts Options) (*Store, error) {
 
 func pragmas(o Options, wal bool) string {
 	q := "&_pragma=busy_timeout(" + fmt.Sprint(o.BusyTimeout.Milliseconds()) + ")" +
-		"&_pragma=synchronous(" + string(o.Sync) + ")" +
-		"&_pragma=foreign_keys(1)"
+		"&_pragma=synchronous(" + string(o.Sync) + ")"
 	if wal {
 		q = "&_pragma=journal_mode(WAL)" + q
 	}
@@ -140,11 +139,8 @@ func (s *Store) migrate() error {
 	if _, err := s.w.Exec(schema); err != nil {
 		return fmt.Errorf("store: create schema in %s: %w", s.path, err)
 	}
-	if s.r != s.w {
-		// Make sure the reader pool sees WAL mode.
-		if err := s.r.Ping(); err != nil {
-			return fmt.Errorf("store: open readers on %s: %w", s.path, err)
-		}
+	if err := s.r.Ping(); err != nil {
+		return fmt.Errorf("store: open readers on %s: %w", s.path, err)
 	}
 	return nil
 }
@@ -155,7 +151,7 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database; pending transactions must have finished.
 func (s *Store) Close() error {
 	var err error
-	if s.r != nil && s.r != s.w {
+	if s.r != nil {
 		err = s.r.Close()
 	}
 	if s.w != nil {
@@ -163,7 +159,15 @@ func (s *Store) Close() error {
 			err = e
 		}
 	}
+	s.removeTmp()
 	return err
+}
+
+func (s *Store) removeTmp() {
+	if s.tmpDir != "" {
+		_ = os.RemoveAll(s.tmpDir)
+		s.tmpDir = ""
+	}
 }
 
 // Tx is a write transaction. It is valid only inside the function given to
@@ -180,8 +184,12 @@ var ErrNotFound = errors.New("store: not found")
 
 // Tx runs fn in a write transaction; writers are serialised. If fn returns
 // an error or panics the transaction is rolled back, otherwise it is
-// committed (and durable, see the package doc) before Tx returns.
+// committed (and durable, see the package doc) before Tx returns. The
+// cancellation of ctx (a client hanging up) does not interrupt a
+// transaction: a handler's write completes or fails on its own merits.
+// Inside fn read with tx.Get (it sees the transaction's writes).
 func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	ctx = context.WithoutCancel(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sqlTx, err := s.w.BeginTx(ctx, nil)

@@ -341,3 +341,68 @@ func BenchmarkGet(b *testing.B) {
 		}
 	}
 }
+
+// A read through the store inside a write transaction must not wait for
+// the transaction (it sees the committed state), memory store included.
+func TestReadInsideTxDoesNotDeadlock(t *testing.T) {
+	for _, path := range []string{Memory, filepath.Join(t.TempDir(), "s.db")} {
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		s.Tx(ctx, func(tx *Tx) error { return tx.Put("k", "a", "1", doc{Name: "old"}) })
+		err = s.Tx(ctx, func(tx *Tx) error {
+			if err := tx.Put("k", "a", "1", doc{Name: "new"}); err != nil {
+				return err
+			}
+			var d doc
+			if ok, err := s.Get(ctx, "k", "a", "1", &d); !ok || err != nil || d.Name != "old" {
+				return fmt.Errorf("outside read in tx: %v %v %+v", ok, err, d)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Each(ctx, "k", func(acc, id string, raw []byte) error {
+			return s.Tx(ctx, func(tx *Tx) error { return tx.Put("k2", acc, id, doc{}) })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+func TestMemoryStoreLeavesNoFiles(t *testing.T) {
+	s, err := Open(Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.tmpDir
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("temporary dir %s left behind: %v", dir, err)
+	}
+}
+
+// A cancelled request context does not roll back a transaction.
+func TestTxIgnoresCancellation(t *testing.T) {
+	s, _ := Open(Memory)
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	err := s.Tx(ctx, func(tx *Tx) error {
+		cancel()
+		return tx.Put("k", "a", "1", doc{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Get(context.Background(), "k", "a", "1", nil); !ok {
+		t.Fatal("write lost after cancellation")
+	}
+}
