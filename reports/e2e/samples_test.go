@@ -288,3 +288,76 @@ reports:
 		t.Fatalf("second run rows: %+v", rows)
 	}
 }
+
+// TestRejectedXLSXFixedAndRunAgain: the same with a workbook: the rejected
+// rows come back as a workbook (same sheet), fixed with excelize, run again.
+func TestRejectedXLSXFixedAndRunAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs jobs")
+	}
+	work := t.TempDir()
+	f := excelize.NewFile()
+	f.SetSheetName("Sheet1", "Clientes")
+	text, _ := f.NewStyle(&excelize.Style{NumFmt: 49})
+	rows := [][]any{
+		{"Código", "Nome", "CPF", "Valor"},
+		{"X1", "Ana Lima", "52998224725", 100.0},
+		{"X2", "Bruno Costa", "01234567800", 55.5}, // wrong check digits
+		{"X3", "Carla Dias", "39053344705", 20.0},
+	}
+	for i, r := range rows {
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		if err := f.SetSheetRow("Clientes", cell, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.SetCellStyle("Clientes", "C2", "C4", text)
+	if err := f.SaveAs(filepath.Join(work, "clientes.xlsx")); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	job := func(name, input string) string {
+		p := filepath.Join(work, name+".yaml")
+		os.WriteFile(p, []byte(`version: 1
+name: `+name+`
+input:
+  file: `+input+`
+  sheet: Clientes
+  key: Código
+issue:
+  boletos:
+    due: +10d
+    items: [{name: "Serviço {{ .Código }}", value: "{{ .Valor }}"}]
+on_invalid: skip
+reports:
+  formats: [json, html]
+`), 0o644)
+		return p
+	}
+	runs := filepath.Join(work, "runs")
+	first := runJob(t, job("primeira", "clientes.xlsx"), runs)
+	if first.Results.Totals.Issued.Rows != 2 || first.Results.Totals.Refused.Rows != 1 {
+		t.Fatalf("first run: %+v", first.Results.Totals)
+	}
+	rej := filepath.Join(first.Dir, "rejeitadas.xlsx")
+	g, err := excelize.OpenFile(rej)
+	if err != nil {
+		t.Fatalf("no rejected workbook: %v (reports %v)", err, first.Reports)
+	}
+	got, _ := g.GetRows("Clientes")
+	if len(got) != 2 || got[1][0] != "X2" || got[1][2] != "01234567800" || got[1][4] == "" {
+		t.Fatalf("rejeitadas.xlsx rows %q", got)
+	}
+	if err := g.SetCellValue("Clientes", "C2", "12345678909"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SaveAs(filepath.Join(work, "corrigidas.xlsx")); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	second := runJob(t, job("segunda", "corrigidas.xlsx"), runs)
+	rs := second.Results.Rows
+	if len(rs) != 1 || rs[0].Key != "X2" || rs[0].Outcome != results.Issued || rs[0].AmountCents != 5550 || rs[0].PayerDoc != "12345678909" {
+		t.Fatalf("second run rows: %+v", rs)
+	}
+}
