@@ -235,7 +235,7 @@ func rowsText(lang string, n int) string {
 	if lang == "en" {
 		unit = " rows"
 	}
-	if n == 1 {
+	if n == 1 || n == -1 {
 		unit = unit[:len(unit)-1]
 	}
 	return strconv.Itoa(n) + unit

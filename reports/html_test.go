@@ -163,7 +163,7 @@ func TestHTMLReconciliationDifference(t *testing.T) {
 	r.Totals.In.AmountCents += 250 // a run stage bug: R$ 2,50 unaccounted for
 	r.Totals.In.Rows++
 	page := string(renderPage(t, r, Options{}))
-	if !strings.Contains(page, "Totais NÃO conferem — diferença: 1 linhas, R$ 2,50") {
+	if !strings.Contains(page, "Totais NÃO conferem — diferença: 1 linha, R$ 2,50") {
 		t.Errorf("difference not shown:\n%s", regexp.MustCompile(`(?s)class="check.*?</div>`).FindString(page))
 	}
 	if !strings.Contains(page, `data-reconciles="false"`) {

@@ -365,12 +365,8 @@ func reconciliation(lang string, t results.Totals) (bool, string) {
 	}
 	rows := t.In.Rows - (t.Issued.Rows + t.Refused.Rows + t.Denied.Rows + t.Ambiguous.Rows + t.Pending.Rows)
 	cents := t.In.AmountCents - (t.Issued.AmountCents + t.Refused.AmountCents + t.Denied.AmountCents + t.Ambiguous.AmountCents + t.Pending.AmountCents)
-	unit := " linhas, "
-	if lang == "en" {
-		unit = " rows, "
-	}
 	return false, tr(lang, "not_reconciles") + " — " + tr(lang, "difference") + ": " +
-		strconv.Itoa(rows) + unit + formatMoney(lang, cents)
+		rowsText(lang, rows) + ", " + formatMoney(lang, cents)
 }
 
 // runFields lists the run identity as label key and value.
