@@ -141,6 +141,7 @@ func New(cfg Config) (_ *Server, err error) {
 		URL: func() string { return *s.url.Load() }, PixURL: func() string { return *s.pixURL.Load() },
 		Logger: s.log, DataDir: s.dataDir, BatchDelay: cfg.BatchDelay, TLS: cfg.TLS,
 	}
+	deps.Lookup = s.lookup
 	s.auth.Register(s.mux)
 	s.faults.Register(s.mux)
 	s.registerControl()
@@ -180,6 +181,18 @@ func (s *Server) register(name string, m module.Module) (err error) {
 	m.Register(s.mux)
 	s.parts, s.names = append(s.parts, m), append(s.names, name)
 	return nil
+}
+
+// lookup finds a built module by name; s.parts and s.names only change
+// inside New, before any request.
+func (s *Server) lookup(name string) (module.Module, bool) {
+	for i, n := range s.names {
+		if n == name {
+			m, ok := s.parts[i].(module.Module)
+			return m, ok
+		}
+	}
+	return nil, false
 }
 
 // BaseURL returns scheme://host of a request as the client reached it.

@@ -129,3 +129,31 @@ func BenchmarkHandlerPing(b *testing.B) {
 		}
 	}
 }
+
+type finder struct{ d module.Deps }
+
+func (f *finder) Register(mux *http.ServeMux) {}
+
+var lastFinder *finder
+
+func init() {
+	module.Register("zz-finder", func(d module.Deps) (module.Module, error) {
+		lastFinder = &finder{d: d}
+		return lastFinder, nil
+	})
+}
+
+func TestLookupFindsOtherModules(t *testing.T) {
+	srv, err := sandbox.New(sandbox.Config{DataDir: sandbox.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	m, ok := lastFinder.d.Lookup("zz-lifecycle")
+	if !ok || m != lastLifecycle {
+		t.Fatalf("Lookup(zz-lifecycle) = %v, %v", m, ok)
+	}
+	if _, ok := lastFinder.d.Lookup("nenhum"); ok {
+		t.Fatal("Lookup of a missing module succeeded")
+	}
+}

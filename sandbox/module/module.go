@@ -47,7 +47,12 @@ type Deps struct {
 	PixURL func() string
 	Logger zerolog.Logger
 	// Notify is nil until an outbox module registers a notifier.
-	Notify     Notifier
+	Notify Notifier
+	// Lookup returns another built module (or the notifier, if it is a
+	// Module) by its registered name. Call it at request time, not in a
+	// constructor: modules are built in name order.
+	Lookup func(name string) (Module, bool)
+
 	DataDir    string        // directory of the database ("" for :memory:)
 	BatchDelay time.Duration // how long PUT /v2/lotecobv items stay EM_PROCESSAMENTO
 	TLS        bool          // the Pix listener serves TLS (mTLS)
