@@ -102,6 +102,7 @@ type xlsxTable struct {
 	t     table
 	sw    *excelize.StreamWriter
 	vals  []any
+	cells []excelize.Cell
 	line  int
 	st    *xlsxStyles
 	yield func([]cell) error
@@ -204,7 +205,7 @@ func saveXLSX(f *excelize.File, w io.Writer) error {
 var xlsxMaxRows = 1_048_576
 
 func newXLSXTable(f *excelize.File, sheet string, st *xlsxStyles, t table, lang string) (*xlsxTable, error) {
-	x := &xlsxTable{f: f, base: sheet, lang: lang, t: t, vals: make([]any, len(t.cols)), st: st}
+	x := &xlsxTable{f: f, base: sheet, lang: lang, t: t, vals: make([]any, len(t.cols)), cells: make([]excelize.Cell, len(t.cols)), st: st}
 	if err := x.open(1); err != nil {
 		return nil, err
 	}
@@ -219,7 +220,7 @@ func newXLSXTable(f *excelize.File, sheet string, st *xlsxStyles, t table, lang 
 		}
 		x.line++
 		for i, c := range cells {
-			x.vals[i] = xlsxCell(c, st)
+			x.vals[i] = x.cell(i, c)
 		}
 		ref, _ := excelize.CoordinatesToCellName(1, x.line)
 		return x.sw.SetRow(ref, x.vals)
@@ -274,29 +275,40 @@ func (x *xlsxTable) close() error {
 	return x.sw.Flush()
 }
 
-// xlsxCell turns a report cell into a typed, styled excelize cell; an empty
-// value gives no cell at all.
-func xlsxCell(c cell, st *xlsxStyles) any {
+// cell fills the reused excelize cell i from c (nil when empty), so a row
+// costs no allocation for the cells themselves.
+func (x *xlsxTable) cell(i int, c cell) any {
+	c2, ok := xlsxCell(c, x.st)
+	if !ok {
+		return nil
+	}
+	x.cells[i] = c2
+	return &x.cells[i]
+}
+
+// xlsxCell turns a report cell into a typed, styled excelize cell; false
+// for an empty value (no cell at all).
+func xlsxCell(c cell, st *xlsxStyles) (excelize.Cell, bool) {
 	switch c.kind {
 	case kMoney:
 		// Exact: cents/100 formats back to the same two decimals.
-		return excelize.Cell{StyleID: st.money, Value: float64(c.n) / 100}
+		return excelize.Cell{StyleID: st.money, Value: float64(c.n) / 100}, true
 	case kInt:
-		return excelize.Cell{StyleID: st.integer, Value: c.n}
+		return excelize.Cell{StyleID: st.integer, Value: c.n}, true
 	case kDate:
 		if c.s == "" {
-			return nil
+			return excelize.Cell{}, false
 		}
 		t, err := time.Parse("2006-01-02", c.s)
 		if err != nil {
-			return excelize.Cell{StyleID: st.text, Value: c.s}
+			return excelize.Cell{StyleID: st.text, Value: c.s}, true
 		}
-		return excelize.Cell{StyleID: st.date, Value: t}
+		return excelize.Cell{StyleID: st.date, Value: t}, true
 	}
 	if c.s == "" {
-		return nil
+		return excelize.Cell{}, false
 	}
-	return excelize.Cell{StyleID: st.text, Value: c.s}
+	return excelize.Cell{StyleID: st.text, Value: c.s}, true
 }
 
 // writeXLSXSummary lays the Resumo sheet out for people: title, service
