@@ -29,7 +29,6 @@ var labels = map[string]label{
 	"no_problems":    {"Nenhum problema: todas as linhas foram emitidas.", "No problems: every row was issued."},
 	"generated_at":   {"Gerado em", "Generated at"},
 	"own_account":    {"conta emissora", "issuing account"},
-	"total":          {"Total", "Total"},
 	"more_problems":  {"linhas com problema não mostradas aqui; veja problemas.csv ou a planilha", "problem lines not shown here; see problemas.csv or the workbook"},
 
 	// service banners
