@@ -482,9 +482,14 @@ func fieldsOf(t reflect.Type) map[string]fieldInfo {
 }
 
 // V1DecodeError answers a DecodeError in the charges API dialect:
-// 3500034 validation_error with {property, message} (413 for a body too large).
+// 3500034 validation_error with {property, message} (413 for a body too
+// large); a failure of the whole body has property "/".
 func V1DecodeError(w http.ResponseWriter, e *DecodeError) {
-	V1Error(w, e.Status(), 3500034, "validation_error", PropertyError{Property: e.Pointer, Message: e.Message})
+	p := e.Pointer
+	if p == "" {
+		p = "/"
+	}
+	V1Error(w, e.Status(), 3500034, "validation_error", PropertyError{Property: p, Message: e.Message})
 }
 
 // ProblemDecodeError answers a DecodeError as a Pix problem of type

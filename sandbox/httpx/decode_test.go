@@ -152,6 +152,11 @@ func TestV1DecodeErrorBody(t *testing.T) {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 	w = httptest.NewRecorder()
+	V1DecodeError(w, &DecodeError{Kind: ErrSyntax, Message: "JSON inválido"})
+	if !strings.Contains(w.Body.String(), `"property":"/"`) {
+		t.Fatalf("whole-body error: %s", w.Body)
+	}
+	w = httptest.NewRecorder()
 	ProblemDecodeError(w, &DecodeError{Kind: ErrWrongType, Pointer: "/calendario/expiracao", Message: "Tipo inválido"}, "CobOperacaoInvalida")
 	var pb ProblemBody
 	if err := json.Unmarshal(w.Body.Bytes(), &pb); err != nil {
