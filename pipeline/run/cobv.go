@@ -174,8 +174,8 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, cfgID map[strin
 				break
 			}
 			sleepCtx(ctx, wait)
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if se := e.stop.Load(); se != nil {
+				return se
 			}
 			wait = min(wait*3/2, maxWait)
 		}

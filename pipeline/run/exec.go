@@ -118,12 +118,24 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 			}
 			log.Info().Str("service", m.Service).Str("base_url", svc.BaseURL).Msg("run started")
 			e.prog.phase(fmt.Sprintf("serviço %s em %s", m.Service, svc.BaseURL))
+			// A cancelled ctx (Ctrl-C) stops new calls; calls in flight
+			// finish and are journaled, so nothing becomes ambiguous.
+			callCtx := context.WithoutCancel(ctx)
+			finished := make(chan struct{})
+			go func() {
+				select {
+				case <-ctx.Done():
+					e.halt(&StopError{Reason: "interrompida (sinal recebido)", Err: ctx.Err()})
+				case <-finished:
+				}
+			}()
 			switch m.Kind {
 			case results.Cobv:
-				err = e.runCobv(ctx)
+				err = e.runCobv(callCtx)
 			default:
-				err = e.runPosts(ctx)
+				err = e.runPosts(callCtx)
 			}
+			close(finished)
 			if err != nil {
 				var se *StopError
 				if !errors.As(err, &se) {

@@ -1,0 +1,106 @@
+package run
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+func TestRouteOf(t *testing.T) {
+	for _, c := range []struct{ method, path, want string }{
+		{"POST", "/v1/carnet", "POST /v1/carnet"},
+		{"POST", "/v1/charge/one-step", "POST /v1/charge/one-step"},
+		{"PUT", "/v2/lotecobv/1234500001", "PUT /v2/lotecobv/:id"},
+		{"GET", "/v2/lotecobv/1234500001", "GET /v2/lotecobv/:id"},
+		{"GET", "/v2/cobv?loteCobVId=12&inicio=x", "GET /v2/cobv"},
+		{"PUT", "/v2/gn/split/config/rmAbc123", "PUT /v2/gn/split/config/:id"},
+		{"PUT", "/v2/gn/split/cobv/a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7/vinculo/rm12ab", "PUT /v2/gn/split/cobv/:txid/vinculo/:splitConfigId"},
+		{"GET", "/v1/carnet/100002", "GET /v1/carnet/:id"},
+	} {
+		if got := routeOf(c.method, c.path); got != c.want {
+			t.Errorf("routeOf(%s %s) = %q, want %q", c.method, c.path, got, c.want)
+		}
+	}
+}
+
+func TestIDs(t *testing.T) {
+	run := "20270110-093000-abcdef"
+	if a, b := CustomID(run, "A-001"), CustomID(run, "A-001"); a != b || a != "rm-20270110-093000-abcdef-A-001" {
+		t.Errorf("CustomID plain key: %q %q", a, b)
+	}
+	long := CustomID(run, "Matrícula com espaço e acento")
+	if !regexp.MustCompile(`^rm-20270110-093000-abcdef-h[0-9a-f]{20}$`).MatchString(long) {
+		t.Errorf("CustomID hashed: %q", long)
+	}
+	if CustomID(run, "x y") == CustomID(run, "x_y") {
+		t.Error("different keys, same custom_id")
+	}
+	if len(CustomID(run, strings.Repeat("k", 40))) > 255 {
+		t.Error("custom_id over the limit")
+	}
+	seen := map[string]bool{}
+	for n := 1; n <= 20; n++ {
+		id := BatchID(run, n)
+		if !regexp.MustCompile(`^[1-9][0-9]{5,17}$`).MatchString(id) || seen[id] {
+			t.Errorf("BatchID %d = %q", n, id)
+		}
+		seen[id] = true
+	}
+	if BatchID(run, 1) == BatchID("20270110-093000-abcdee", 1) {
+		t.Error("two runs share a batch id")
+	}
+	if s := SplitConfigID(run, "k"); !regexp.MustCompile(`^[a-zA-Z0-9]{1,35}$`).MatchString(s) || s != SplitConfigID(run, "k") {
+		t.Errorf("SplitConfigID %q", s)
+	}
+}
+
+// TestLimiterSlowsOn429 checks the adaptive limiter: unlimited at first,
+// three quarters of the observed rate after a 429 (floor 2/s), at most one
+// cut per 2 s.
+func TestLimiterSlowsOn429(t *testing.T) {
+	l := newLimiters(nil)
+	ctx := context.Background()
+	for i := 0; i < 40; i++ {
+		if err := l.Wait(ctx, "POST /v1/carnet"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Limit("POST /v1/carnet") != float64(rate.Inf) {
+		t.Fatal("limited before any 429")
+	}
+	l.Slow("POST /v1/carnet")
+	if got := l.Limit("POST /v1/carnet"); got != 30 {
+		t.Fatalf("after a 429 at 40 req/s: %v/s, want 30", got)
+	}
+	l.Slow("POST /v1/carnet") // within 2 s: ignored
+	if got := l.Limit("POST /v1/carnet"); got != 30 {
+		t.Fatalf("second 429 within 2 s changed the rate to %v", got)
+	}
+	a := l.get("POST /v1/carnet")
+	a.last429 = time.Now().Add(-3 * time.Second)
+	l.Slow("POST /v1/carnet")
+	if got := l.Limit("POST /v1/carnet"); got != 22.5 {
+		t.Fatalf("third 429: %v/s, want 22.5", got)
+	}
+	// other routes are not affected
+	if l.Limit("GET /v1/charges") != float64(rate.Inf) {
+		t.Fatal("another route slowed")
+	}
+	// a configured rate is the ceiling
+	l2 := newLimiters(map[string]int{"default": 5})
+	if l2.Limit("PUT /v2/lotecobv/:id") != 5 {
+		t.Fatalf("configured default rate: %v", l2.Limit("PUT /v2/lotecobv/:id"))
+	}
+}
+
+func TestNextMidnight(t *testing.T) {
+	now := time.Date(2027, 3, 10, 2, 30, 0, 0, time.UTC) // 23:30 on the 9th in São Paulo
+	got := nextMidnight(now)
+	if want := time.Date(2027, 3, 10, 3, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("nextMidnight = %v, want %v", got.UTC(), want)
+	}
+}
