@@ -13,7 +13,7 @@ import (
 
 	"remessa/formats"
 	"remessa/rules"
-	"remessa/sandbox/control" // also links the control routes until sandbox/all lists them
+	"remessa/sandbox/control"
 	"remessa/sandbox/outbox"
 )
 

@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -91,19 +90,14 @@ func StaticCharges(c Charges) func() (Charges, bool) {
 	return func() (Charges, bool) { return c, c != nil }
 }
 
-// chargesFrom finds the charges module through the core's module lookup,
-// the function-valued field Deps.Lookup (name → built module), read by
-// reflection so this package builds against a core without it.
+// chargesFrom finds the charges module through the core's Deps.Lookup, at
+// request time (modules are built in name order).
 func chargesFrom(d module.Deps) func() (Charges, bool) {
-	var lookup func(string) (module.Module, bool)
-	if f := reflect.ValueOf(d).FieldByName("Lookup"); f.IsValid() && f.Kind() == reflect.Func && !f.IsNil() {
-		lookup, _ = f.Interface().(func(string) (module.Module, bool))
-	}
 	return func() (Charges, bool) {
-		if lookup == nil {
+		if d.Lookup == nil {
 			return nil, false
 		}
-		m, ok := lookup("charges")
+		m, ok := d.Lookup("charges")
 		if !ok {
 			return nil, false
 		}

@@ -1,10 +1,12 @@
 package control_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 
+	"remessa/sandbox/control"
 	"remessa/sandbox/module"
 )
 
@@ -19,3 +21,5 @@ func doMux(h http.Handler, method, path string) int {
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 	return rec.Code
 }
+
+func asControlError(err error, target **control.Error) bool { return errors.As(err, target) }

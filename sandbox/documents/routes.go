@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"reflect"
 	"strconv"
 
 	"github.com/rs/zerolog"
@@ -49,32 +48,20 @@ func StaticSource(s Source) func() (Source, bool) {
 	return func() (Source, bool) { return s, s != nil }
 }
 
-// sourceFrom finds the charges module through the core's module lookup:
-// the function-valued field Deps.Lookup (name → built module), read by
-// reflection so this package builds against a core without it (then the
-// routes answer 503 and say why).
+// sourceFrom finds the charges module through the core's Deps.Lookup, at
+// request time (modules are built in name order).
 func sourceFrom(d module.Deps) func() (Source, bool) {
-	lookup := lookupOf(d)
 	return func() (Source, bool) {
-		if lookup == nil {
+		if d.Lookup == nil {
 			return nil, false
 		}
-		m, ok := lookup("charges")
+		m, ok := d.Lookup("charges")
 		if !ok {
 			return nil, false
 		}
 		s, ok := m.(Source)
 		return s, ok
 	}
-}
-
-func lookupOf(d module.Deps) func(string) (module.Module, bool) {
-	f := reflect.ValueOf(d).FieldByName("Lookup")
-	if !f.IsValid() || f.Kind() != reflect.Func || f.IsNil() {
-		return nil
-	}
-	fn, _ := f.Interface().(func(string) (module.Module, bool))
-	return fn
 }
 
 // Register mounts the document routes.
