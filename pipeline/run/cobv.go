@@ -29,7 +29,7 @@ func (e *executor) runCobv(ctx context.Context) error {
 	cfgID := map[string]string{}
 	for _, s := range splits {
 		cfgID[s.Key] = s.ID
-		if s.State == "done" {
+		if s.State == "done" || s.State == "refused" {
 			continue
 		}
 		seq, err := e.begin(ctx, routeSplitCfg, s.ID, nil)
@@ -50,8 +50,31 @@ func (e *executor) runCobv(ctx context.Context) error {
 			if se := e.classify(callErr); se != nil {
 				return se
 			}
+			// refused configuration: its rows are denied (nothing of them is
+			// sent), the other rows go on
 			p := problemOf(callErr)
-			return &StopError{Reason: "o serviço recusou a configuração de split " + s.ID + " (" + p.Message + "); nenhuma cobrança foi enviada. Corrija o split no job e rode de novo", Err: callErr}
+			p.Code = "split_recusado:" + p.Code
+			p.Message = "o serviço recusou a configuração de split " + s.ID + ": " + p.Message
+			p.Action = "corrija o split no job (contas favorecidas, percentuais) e envie estas linhas numa nova execução"
+			p.ActionEN = "fix the job's split (receiving accounts, percentages) and send these rows in a new run"
+			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+				for _, r := range e.acc {
+					if r.req.SplitKey != s.Key || r.state != journal.RowPending {
+						continue
+					}
+					res := r.info
+					res.Problems = []results.Problem{p}
+					rb, _ := json.Marshal(res)
+					if err := tx.SetRow(r.idx, journal.RowDenied, rb); err != nil {
+						return err
+					}
+					r.state, r.res = journal.RowDenied, &res
+				}
+				return tx.SetSplit(s.Key, "refused")
+			}); err != nil {
+				return err
+			}
+			e.prog.say(p.Message + " (as linhas desta configuração foram negadas)")
 		}
 	}
 	batches, err := e.j.Batches(ctx)
@@ -92,7 +115,19 @@ func (e *executor) runCobv(ctx context.Context) error {
 }
 
 func (e *executor) doBatch(ctx context.Context, b journal.Batch, cfgID map[string]string, lpool pond.Pool) error {
-	rows := e.acc[b.First:b.End]
+	// rows denied before any batch was sent (refused split configuration)
+	// are not part of the batch, on every attempt alike
+	var rows []*jrow
+	for _, r := range e.acc[b.First:b.End] {
+		if r.state == journal.RowDenied && r.info.BatchID == "" && (r.res == nil || r.res.BatchID == "") {
+			continue
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		e.prog.batchDone()
+		return e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error { return tx.SetBatch(b.Num, journal.BatchDone) })
+	}
 	path := "/v2/lotecobv/" + b.ID
 	if b.State == journal.BatchPending || b.State == journal.BatchSent {
 		put := true

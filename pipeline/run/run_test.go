@@ -225,3 +225,36 @@ func TestCobvDeniedAndSplit(t *testing.T) {
 		t.Errorf("%d batches, want 3 (23 rows, 10 per batch)", len(batches))
 	}
 }
+
+// TestCobvSplitRefused: when the service refuses the split configuration,
+// its rows are denied with the reason and no charge is created.
+func TestCobvSplitRefused(t *testing.T) {
+	dir := t.TempDir()
+	rn := startSandbox(t, sandbox.Memory, nil)
+	ps := payers(4, 9)
+	for i := range ps {
+		ps[i].Chave = rn.PixKey
+	}
+	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
+	b, _ := readFile(job)
+	writeFileT(t, job, strings.Replace(b, "    batch: {size: 10}", `    batch: {size: 10}
+    split:
+      minha_parte: {tipo: porcentagem, valor: 50%}
+      repasses:
+        - {tipo: porcentagem, valor: 50%, cpf: "52998224725", conta: "9999999"}`, 1))
+	out, err := run.Run(context.Background(), job, run.Options{BaseURL: rn.URL, Getenv: remoteEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := loadResults(t, out.Dir)
+	if out.ExitCode() != 1 || res.Totals.Denied.Rows != len(ps) || !res.Run.Complete {
+		t.Fatalf("exit %d totals %+v", out.ExitCode(), res.Totals)
+	}
+	if p := res.Rows[0].Problems; len(p) != 1 || !strings.Contains(p[0].Message, "9999999") && !strings.Contains(p[0].Message, "conta") {
+		t.Errorf("problem does not say why: %+v", p)
+	}
+	cl := client(t, rn, testClientID, testClientSecret)
+	if _, err := cl.GetCobV(context.Background(), res.Rows[0].Txid); err == nil {
+		t.Error("a charge was created for a row whose split was refused")
+	}
+}
