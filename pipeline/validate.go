@@ -152,20 +152,23 @@ func ValidateStream(ctx context.Context, job *Job, h Handler) (*Summary, error) 
 			h.Note(n)
 		}
 	}
+	// The reader runs in its own goroutine, a batch of rows ahead of the
+	// validation, so the two use both cores; rows stay in order.
+	stop := make(chan struct{})
+	free := make(chan *rowBatch, 4)
+	batches := readBatches(ctx, r, stop, free)
+	defer func() {
+		close(stop)
+		for range batches { // wait for the reader to finish before Close
+		}
+	}()
 	index := 0
-	for {
-		if index%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		row, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var fe *formats.Error
-			if formats.IsRowLevel(err) && errors.As(err, &fe) {
+	var final error
+	for b := range batches {
+		for i := range b.rows {
+			if err := b.errs[i]; err != nil {
+				var fe *formats.Error
+				errors.As(err, &fe)
 				sum.Rows++
 				sum.Refused++
 				p := results.Problem{Code: fe.Code, Column: fe.Column, Header: fe.Header, Value: fe.Value, Message: fe.Message, MessageEN: fe.MessageEN}
@@ -178,32 +181,44 @@ func ValidateStream(ctx context.Context, job *Job, h Handler) (*Summary, error) 
 				index++
 				continue
 			}
-			return nil, err
-		}
-		sum.Rows++
-		it, refused, notes := vr.row(index, row)
-		for _, n := range notes {
-			n.File, n.Sheet = src.File, src.Sheet
-			emit(n)
-		}
-		if refused != nil {
-			sum.Refused++
-			sum.RefusedCents += refused.AmountCents
-			if h.Refused != nil {
-				if err := h.Refused(refused); err != nil {
-					return nil, err
+			sum.Rows++
+			it, refused, notes := vr.row(index, b.rows[i])
+			for _, n := range notes {
+				n.File, n.Sheet = src.File, src.Sheet
+				emit(n)
+			}
+			if refused != nil {
+				sum.Refused++
+				sum.RefusedCents += refused.AmountCents
+				if h.Refused != nil {
+					if err := h.Refused(refused); err != nil {
+						return nil, err
+					}
+				}
+			} else {
+				sum.Accepted++
+				sum.AcceptedCents += it.AmountCents
+				if h.Item != nil {
+					if err := h.Item(it); err != nil {
+						return nil, err
+					}
 				}
 			}
-		} else {
-			sum.Accepted++
-			sum.AcceptedCents += it.AmountCents
-			if h.Item != nil {
-				if err := h.Item(it); err != nil {
-					return nil, err
-				}
-			}
+			index++
 		}
-		index++
+		if b.final != nil {
+			final = b.final
+		}
+		select { // the batch's cells can be reused: nothing kept points into them
+		case free <- b:
+		default:
+		}
+	}
+	if final != io.EOF {
+		if final == nil {
+			final = errors.New("pipeline: reader stopped early")
+		}
+		return nil, final
 	}
 	src = r.Source()
 	for _, w := range src.Warnings {
@@ -212,6 +227,79 @@ func ValidateStream(ctx context.Context, job *Job, h Handler) (*Summary, error) 
 	}
 	sum.Source = src
 	return sum, nil
+}
+
+// rowBatch is a run of rows read ahead: rows[i] is a data row, or errs[i]
+// is a row-level reader error in its place. final is set on the last batch
+// (io.EOF at the end, or the error that stopped the reading).
+type rowBatch struct {
+	rows  []formats.Row
+	errs  []error
+	offs  []int
+	slab  []formats.Cell
+	final error
+}
+
+const batchRows = 256
+
+// readBatches reads r in a goroutine and sends batches of rows, copying
+// each row's cells (the reader reuses its slice) into the batch. It stops
+// at the end of the input, at a final error, when ctx is done or when stop
+// is closed, and closes the channel when it returns. Batches sent back on
+// free are reused.
+func readBatches(ctx context.Context, r formats.Reader, stop <-chan struct{}, free <-chan *rowBatch) <-chan *rowBatch {
+	out := make(chan *rowBatch, 2)
+	go func() {
+		defer close(out)
+		for {
+			var b *rowBatch
+			select {
+			case b = <-free:
+				b.rows, b.errs, b.offs, b.slab = b.rows[:0], b.errs[:0], b.offs[:0], b.slab[:0]
+			default:
+				b = &rowBatch{rows: make([]formats.Row, 0, batchRows), errs: make([]error, 0, batchRows), offs: make([]int, 0, batchRows+1)}
+			}
+			for len(b.rows) < batchRows && b.final == nil {
+				row, err := r.Next()
+				switch {
+				case err == io.EOF:
+					b.final = err
+				case err != nil && formats.IsRowLevel(err) && errors.As(err, new(*formats.Error)):
+					b.offs = append(b.offs, len(b.slab))
+					b.rows = append(b.rows, formats.Row{})
+					b.errs = append(b.errs, err)
+				case err != nil:
+					b.final = err
+				default:
+					if b.slab == nil {
+						b.slab = make([]formats.Cell, 0, batchRows*len(row.Cells))
+					}
+					b.offs = append(b.offs, len(b.slab))
+					b.slab = append(b.slab, row.Cells...)
+					b.rows = append(b.rows, formats.Row{Number: row.Number})
+					b.errs = append(b.errs, nil)
+				}
+			}
+			b.offs = append(b.offs, len(b.slab))
+			for i := range b.rows {
+				b.rows[i].Cells = b.slab[b.offs[i]:b.offs[i+1]:b.offs[i+1]]
+			}
+			if b.final == nil {
+				if err := ctx.Err(); err != nil {
+					b.final = err
+				}
+			}
+			select {
+			case out <- b:
+			case <-stop:
+				return
+			}
+			if b.final != nil {
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // rowValidator holds what validating one row needs.
