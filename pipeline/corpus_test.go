@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -425,5 +427,55 @@ func TestNullKindMeansDefaults(t *testing.T) {
 	r = runCase(t, "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n", map[string][]byte{"in.csv": csvWith(nil)}, nil)
 	if got := found(r); strings.Join(got, " ") != "campo_obrigatorio@L4:3" {
 		t.Errorf("problems %v, want repeats required", got)
+	}
+}
+
+func TestStreamStopsEarly(t *testing.T) {
+	dir := t.TempDir()
+	var rows []string
+	for i := 0; i < 2000; i++ {
+		cells := strings.Split(baseRows[i%2], ";")
+		cells[0] = fmt.Sprintf("K%04d", i)
+		cells[11] = fmt.Sprintf("%d,00", 10+i)
+		rows = append(rows, strings.Join(cells, ";"))
+	}
+	os.WriteFile(filepath.Join(dir, "in.csv"), []byte(baseHeader+"\n"+strings.Join(rows, "\n")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(carnetJob), 0o644)
+	j, err := Load(filepath.Join(dir, "job.yaml"), testOpts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	stopErr := errors.New("enough")
+	n := 0
+	_, err = ValidateStream(context.Background(), j, Handler{Item: func(it *Item) error {
+		if n++; n == 300 {
+			return stopErr
+		}
+		return nil
+	}})
+	if err != stopErr || n != 300 {
+		t.Errorf("err %v after %d items, want the handler's error after 300", err, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ValidateStream(ctx, j, Handler{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err %v", err)
+	}
+	// every row once, in order
+	var got []int
+	if _, err := ValidateStream(context.Background(), j, Handler{Item: func(it *Item) error { got = append(got, it.SourceRow); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got {
+		if r != i+2 {
+			t.Fatalf("item %d from row %d, want %d", i, r, i+2)
+		}
+	}
+	if len(got) != 2000 {
+		t.Errorf("%d items", len(got))
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("%d goroutines before, %d after: the reader goroutine leaked", before, after)
 	}
 }
