@@ -443,3 +443,21 @@ func asStrings(v any) []string {
 	s, _ := v.([]string)
 	return s
 }
+
+// TestPublishedSchema keeps docs/job-file.schema.json (for editors) equal
+// to what remessa schema --lang en prints; rewrite it with -update.
+func TestPublishedSchema(t *testing.T) {
+	path := filepath.Join("..", "docs", "job-file.schema.json")
+	if *update {
+		if err := os.WriteFile(path, SchemaJSON("en"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, SchemaJSON("en")) {
+		t.Errorf("%s is out of date: go test ./pipeline -run TestPublishedSchema -update", path)
+	}
+}
