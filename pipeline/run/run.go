@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -193,16 +194,18 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	var warnings []string
-	if !opts.Again {
-		for _, e := range entries {
-			if e.JobSHA256 == job.SHA256 && e.InputSHA256 == inputSHA && e.Service == job.Service {
-				return nil, &DuplicateError{Earlier: e}
-			}
-		}
-	}
 	keys := make([]string, len(v.Items))
 	for i := range v.Items {
 		keys[i] = rowIdentity(&v.Items[i])
+	}
+	if !opts.Again {
+		// same job, same input, same resolved due dates (a monthly job with
+		// relative dates run again next month is a new run)
+		for _, e := range entries {
+			if e.JobSHA256 == job.SHA256 && e.InputSHA256 == inputSHA && e.Service == job.Service && slices.Equal(e.Keys, keys) {
+				return nil, &DuplicateError{Earlier: e}
+			}
+		}
 	}
 	if w := overlaps(entries, keys, job.Service); w != "" {
 		warnings = append(warnings, w)
