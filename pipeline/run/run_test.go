@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"remessa/api"
 	"remessa/pipeline/results"
@@ -256,5 +257,29 @@ func TestCobvSplitRefused(t *testing.T) {
 	cl := client(t, rn, testClientID, testClientSecret)
 	if _, err := cl.GetCobV(context.Background(), res.Rows[0].Txid); err == nil {
 		t.Error("a charge was created for a row whose split was refused")
+	}
+}
+
+// TestMonthlyJobNotDuplicate: the same job and input with relative due
+// dates, run a month later, is a new run (its due dates differ).
+func TestMonthlyJobNotDuplicate(t *testing.T) {
+	dir := t.TempDir()
+	ps := payers(3, 11)
+	job := writeJob(t, dir, "boletos", ps, "")
+	now := time.Now()
+	if _, err := run.Run(context.Background(), job, run.Options{Now: func() time.Time { return now }}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run.Run(context.Background(), job, run.Options{Now: func() time.Time { return now }})
+	var de *run.DuplicateError
+	if !errors.As(err, &de) {
+		t.Fatalf("same day: %v, want DuplicateError", err)
+	}
+	out, err := run.Run(context.Background(), job, run.Options{Now: func() time.Time { return now.AddDate(0, 1, 0) }})
+	if err != nil {
+		t.Fatalf("a month later: %v", err)
+	}
+	if out.ExitCode() != 0 {
+		t.Fatalf("a month later: exit %d", out.ExitCode())
 	}
 }
