@@ -5,10 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"remessa/api"
 	"remessa/sandbox"
+	"remessa/sandbox/faults"
 	"remessa/sandbox/module"
 	"remessa/sandbox/sandboxtest"
 )
@@ -156,4 +160,61 @@ func TestLookupFindsOtherModules(t *testing.T) {
 	if _, ok := lastFinder.d.Lookup("nenhum"); ok {
 		t.Fatal("Lookup of a missing module succeeded")
 	}
+}
+
+func TestSeparatePixListener(t *testing.T) {
+	rn := sandboxtest.Start(t, sandbox.Config{PixAddr: "127.0.0.1:0"})
+	if rn.PixURL == rn.URL || !strings.HasPrefix(rn.PixURL, "http://127.0.0.1:") {
+		t.Fatalf("URL %s PixURL %s", rn.URL, rn.PixURL)
+	}
+	c := sandboxtest.Client(t, rn, nil)
+	if _, err := c.PixAuthorize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Authorize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestShutdownWaitsForRequestsInFlight(t *testing.T) {
+	srv, err := sandbox.New(sandbox.Config{DataDir: sandbox.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 ms of latency on the ping: Close must let it finish.
+	if err := srv.Faults().SetConfig(faultsLatency(200)); err != nil {
+		t.Fatal(err)
+	}
+	rn, err := srv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sandboxtest.Client(t, rn, nil)
+	if _, err := c.Authorize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		_, err := c.Do(context.Background(), api.V1, "GET", sandboxtest.PingV1, nil)
+		done <- err
+	}()
+	<-started
+	// Wait until the request is being served, then close.
+	for srv.Faults().QuotaUsed("GET "+sandboxtest.PingV1, rn.ClientID) == 0 {
+		runtime.Gosched()
+	}
+	if err := rn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("request in flight during Close: %v", err)
+	}
+}
+
+// faultsLatency is a config with ms of latency and a quota high enough to
+// count requests (QuotaUsed tells when a request reached the server).
+func faultsLatency(ms int) faults.Config {
+	return faults.Config{All: faults.Rule{Latency: faults.Duration(time.Duration(ms) * time.Millisecond), Quota: 1 << 30}}
 }
