@@ -497,7 +497,10 @@ func describeLoad(jobPath string, job *pipeline.Job, err error, lang string) str
 	return s
 }
 
-// rowIdentity is how rows of different runs are compared: key and due date.
+// RowIdentity is how rows of different runs are compared (the runs index,
+// the repeated-rows warning): "key|first due date".
+func RowIdentity(it *pipeline.Item) string { return rowIdentity(it) }
+
 func rowIdentity(it *pipeline.Item) string {
 	d := ""
 	if !it.DueDate.IsZero() {
