@@ -752,7 +752,7 @@ func TestPanicAnswers500WithoutInternals(t *testing.T) {
 	c := sandboxtest.Client(t, rn, func(cfg *api.Config) { cfg.MaxRetries = -1 })
 	v1, _ := c.Authorize(context.Background())
 	st, body := rawGet(t, rn.URL+sandboxtest.PanicV1, v1.AccessToken)
-	want := `{"code":3500000,"error":"internal_server_error","error_description":"Erro interno"}` + "\n"
+	want := `{"code":3500000,"error":"internal_server_error","error_description":"Erro interno do servidor"}` + "\n"
 	if st != 500 || body != want {
 		t.Fatalf("panic on /v1: %d %q", st, body)
 	}

@@ -35,35 +35,35 @@ func (e *Error) write(w http.ResponseWriter) {
 // service's (real-service.md §1.5, service-spec Errors); the others were
 // chosen by the sandbox (35009xx) and are listed in docs/charges-api.md.
 const (
-	CodeInvalidAccount     = 3500008 // real: unknown payee_code in tokenization (HTTP 401)
-	CodeNotFound           = 3500010 // real: property_does_not_exists (unknown id)
-	CodeTokenUsed          = 3500018 // real: payment_token already used
-	CodeRequired           = 3500023 // real: required property missing (resend e-mail)
-	CodeDuplicatePayee     = 3500026 // real: same payee_code twice in one item
-	CodeRepasses           = 3500029 // real: "Erro ao mapear repasses"
-	CodeAlreadyPaymentForm = 3500030 // real: payment method already set
-	CodeValidation         = 3500034 // real: validation_error
-	CodeOnlyWaitingUnpaid  = 3500038 // real: only waiting/unpaid can be updated
-	CodeMinRepeats         = 3500041 // real: repeats must be at least 2
-	CodeCancel             = 3500043 // real: only new/link/waiting/unpaid can be canceled
-	CodeCannotPay          = 3500044 // real: cannot pay/link in this status
-	CodeInvalidBrand       = 3500056 // real: invalid_brand
-	CodeResend             = 3500066 // real: only waiting can be re-sent
-	CodeSettle             = 3500069 // real: only new/waiting/unpaid can be settled
-	CodeDiscountSplit      = 3500073 // real: no discount on a marketplace charge
-	CodeCarnetFinished     = 3500083 // real: the carnet is finished
-	CodeBelongsToCarnet    = 3500085 // real: the charge belongs to a carnet
-	CodeUpdateParcels      = 3500101 // real: update_parcels
-	CodeMinTotal           = 4600036 // real: total below R$ 5,00
-	CodeMaxRepeats         = 4600059 // real: at most 12 parcels
-	CodeDueTooFar          = 4600414 // real: due date too far in the future
-	CodeLinkNotUpdatable   = 3500901 // sandbox: payment link can no longer be updated
-	CodeInvalidToken       = 3500902 // sandbox: payment_token unknown for this account
-	CodeRefund             = 3500903 // sandbox: refund precondition
-	CodeRetry              = 3500904 // sandbox: retry only for refused card charges
-	CodeInstallments       = 3500905 // sandbox: installment count not offered
-	CodeWrittenOff         = 3500906 // sandbox: slip written off (days_to_write_off passed)
-	CodeInternal           = 3500000 // real: internal error (HTTP 500)
+	CodeInvalidAccount     = 3500008            // real: unknown payee_code in tokenization (HTTP 401)
+	CodeNotFound           = 3500010            // real: property_does_not_exists (unknown id)
+	CodeTokenUsed          = 3500018            // real: payment_token already used
+	CodeRequired           = 3500023            // real: required property missing (resend e-mail)
+	CodeDuplicatePayee     = 3500026            // real: same payee_code twice in one item
+	CodeRepasses           = 3500029            // real: "Erro ao mapear repasses"
+	CodeAlreadyPaymentForm = 3500030            // real: payment method already set
+	CodeValidation         = 3500034            // real: validation_error
+	CodeOnlyWaitingUnpaid  = 3500038            // real: only waiting/unpaid can be updated
+	CodeMinRepeats         = 3500041            // real: repeats must be at least 2
+	CodeCancel             = 3500043            // real: only new/link/waiting/unpaid can be canceled
+	CodeCannotPay          = 3500044            // real: cannot pay/link in this status
+	CodeInvalidBrand       = 3500056            // real: invalid_brand
+	CodeResend             = 3500066            // real: only waiting can be re-sent
+	CodeSettle             = 3500069            // real: only new/waiting/unpaid can be settled
+	CodeDiscountSplit      = 3500073            // real: no discount on a marketplace charge
+	CodeCarnetFinished     = 3500083            // real: the carnet is finished
+	CodeBelongsToCarnet    = 3500085            // real: the charge belongs to a carnet
+	CodeUpdateParcels      = 3500101            // real: update_parcels
+	CodeMinTotal           = 4600036            // real: total below R$ 5,00
+	CodeMaxRepeats         = 4600059            // real: at most 12 parcels
+	CodeDueTooFar          = 4600414            // real: due date too far in the future
+	CodeLinkNotUpdatable   = 3500901            // sandbox: payment link can no longer be updated
+	CodeInvalidToken       = 3500902            // sandbox: payment_token unknown for this account
+	CodeRefund             = 3500903            // sandbox: refund precondition
+	CodeRetry              = 3500904            // sandbox: retry only for refused card charges
+	CodeInstallments       = 3500905            // sandbox: installment count not offered
+	CodeWrittenOff         = 3500906            // sandbox: slip written off (days_to_write_off passed)
+	CodeInternal           = httpx.InternalCode // real: internal error (HTTP 500)
 )
 
 func errf(code int, slug, format string, args ...any) *Error {
@@ -102,5 +102,7 @@ func fromDecode(de *httpx.DecodeError) *Error {
 	return e
 }
 
-var errInternal = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Slug: "internal_server_error",
-	Desc: "Erro interno do servidor"}
+// errInternal is written like every other 500 of the sandbox
+// (httpx.V1InternalError): same code, slug and description.
+var errInternal = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Slug: httpx.InternalSlug,
+	Desc: httpx.InternalDescription}

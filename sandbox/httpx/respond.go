@@ -125,13 +125,33 @@ func DialectOf(path string) Dialect {
 	return DialectV1
 }
 
+// The wording of an internal error (HTTP 500), the same on every route of
+// both dialects; never followed by internals.
+const (
+	InternalCode        = 3500000                    // charges API code
+	InternalSlug        = "internal_server_error"    // charges API error slug
+	InternalDescription = "Erro interno do servidor" // error_description / problem detail
+	InternalType        = "ErroInterno"              // problem type name
+	InternalTitle       = "Erro interno"             // problem title
+)
+
 // InternalError answers 500 without internals, in the dialect of the path.
 func InternalError(w http.ResponseWriter, r *http.Request) {
 	if DialectOf(r.URL.Path) == DialectPix {
-		Problem(w, http.StatusInternalServerError, "ErroInterno", "Erro interno", "Erro interno do servidor", nil)
+		ProblemInternalError(w)
 		return
 	}
-	V1Error(w, http.StatusInternalServerError, 3500000, "internal_server_error", "Erro interno")
+	V1InternalError(w)
+}
+
+// V1InternalError answers 500 in the charges API dialect.
+func V1InternalError(w http.ResponseWriter) {
+	V1Error(w, http.StatusInternalServerError, InternalCode, InternalSlug, InternalDescription)
+}
+
+// ProblemInternalError answers 500 as a Pix problem object.
+func ProblemInternalError(w http.ResponseWriter) {
+	Problem(w, http.StatusInternalServerError, InternalType, InternalTitle, InternalDescription, nil)
 }
 
 // NotFound answers 404 for an unknown route in the dialect of the path.

@@ -3,6 +3,8 @@ package pix
 import (
 	"encoding/json"
 	"net/http"
+
+	"remessa/sandbox/httpx"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -64,7 +66,6 @@ const (
 	tSplitConfigNE  = "SplitConfigNaoEncontrado"
 	tCobSplitNE     = "CobrancaSplitNaoEncontrada"
 	tPixEnviadoNE   = "PixEnviadoNaoEncontrado"
-	tErroInterno    = "ErroInterno"
 	titleCobV       = "Cobrança inválida."
 	titleNotFound   = "Não Encontrado"
 	titleLote       = "Lote de cobranças inválido."
@@ -78,7 +79,7 @@ func notFound(what string) *apiError {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		http.Error(w, `{"type":"`+ProblemBase+tErroInterno+`","title":"Erro interno","status":500}`, http.StatusInternalServerError)
+		httpx.ProblemInternalError(w)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -99,7 +100,7 @@ func writeErr(w http.ResponseWriter, e *apiError) {
 
 // internal answers a store failure without internals.
 func internal(err error) *apiError {
-	return problem(http.StatusInternalServerError, tErroInterno, "Erro interno do servidor.", "erro ao gravar os dados; tente novamente", nil)
+	return problem(http.StatusInternalServerError, httpx.InternalType, httpx.InternalTitle, httpx.InternalDescription, nil)
 }
 
 // asEfi converts violations to the Efí dialect used by the cob routes: the
