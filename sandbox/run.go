@@ -58,7 +58,10 @@ type Running struct {
 	// With TLS, a client certificate issued for the first application (if
 	// the TLS provider made one), for api.Config.CertFile/KeyFile.
 	ClientCertFile, ClientKeyFile string
-	Server                        *Server
+	// ClientP12File is that certificate and key as .p12 (empty password),
+	// for api.Config.P12File.
+	ClientP12File string
+	Server        *Server
 
 	servers []*http.Server
 	cancel  context.CancelFunc
@@ -98,6 +101,7 @@ func (s *Server) Start() (*Running, error) {
 		}
 		tlsCfg, rn.CAFile = setup.Config, setup.CAFile
 		rn.ClientCertFile, rn.ClientKeyFile = setup.ClientCertFile, setup.ClientKeyFile
+		rn.ClientP12File = setup.ClientP12File
 	}
 	if s.cfg.PixAddr != "" || tlsCfg != nil {
 		pa := s.cfg.PixAddr

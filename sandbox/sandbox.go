@@ -57,6 +57,15 @@ type Config struct {
 	BatchDelay time.Duration  // lotecobv processing delay, passed to modules
 	TLS        bool           // Pix listener with mTLS (needs a TLS provider module)
 	Sync       store.Sync     // SQLite synchronous: NORMAL (default) or FULL
+
+	// NotifySpeedup divides the outbox's retry waits (60 turns minutes
+	// into seconds) so testers see retries without waiting hours; 0 or 1
+	// = the real schedule.
+	NotifySpeedup int
+	// Notify, when set, replaces the registered notifier (the outbox) as
+	// Deps.Notify: a test records deliveries without registering a second
+	// notifier, which would panic in a binary that also links the outbox.
+	Notify Notifier
 }
 
 // DefaultDataDir returns os.UserCacheDir()/remessa/sandbox.
@@ -140,12 +149,15 @@ func New(cfg Config) (_ *Server, err error) {
 		Store: s.st, Clock: s.clk, Auth: s.auth, BaseURL: BaseURL,
 		URL: func() string { return *s.url.Load() }, PixURL: func() string { return *s.pixURL.Load() },
 		Logger: s.log, DataDir: s.dataDir, BatchDelay: cfg.BatchDelay, TLS: cfg.TLS,
+		NotifySpeedup: cfg.NotifySpeedup,
 	}
 	deps.Lookup = s.lookup
 	s.auth.Register(s.mux)
 	s.faults.Register(s.mux)
 	s.registerControl()
-	if name, ctor := module.NotifierCtor(); ctor != nil {
+	if cfg.Notify != nil {
+		deps.Notify = cfg.Notify
+	} else if name, ctor := module.NotifierCtor(); ctor != nil {
 		n, err := ctor(deps)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: build notifier %s: %w", name, err)

@@ -84,6 +84,7 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", 0, "validade dos tokens (padrão 600s em /v1/authorize, 3600s em /oauth/token; um valor menor vale para os dois)")
 	fs.DurationVar(&cfg.BatchDelay, "batch-delay", 0, "tempo que os itens de um lote cobv ficam EM_PROCESSAMENTO")
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve a API Pix com mTLS numa porta própria (CA local no diretório de dados)")
+	fs.IntVar(&cfg.NotifySpeedup, "notify-speedup", 1, "divide as esperas entre tentativas de notificação e webhook (60 = minutos viram segundos)")
 	fsync := fs.Bool("fsync", false, "sincroniza cada gravação com o disco (sobrevive a queda de energia; mais lento)")
 	logFormat := fs.String("log-format", "auto", "formato do log: auto (legível num terminal, JSON fora dele), console ou json")
 	logLevel := fs.String("log-level", "info", "nível do log: debug, info, warn, error")
@@ -99,6 +100,10 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		fmt.Fprintln(stderr, "remessa sandbox:", err)
+		return exitUsage
+	}
+	if cfg.NotifySpeedup < 1 {
+		fmt.Fprintf(stderr, "remessa sandbox: --notify-speedup %d: use um inteiro de 1 em diante\n", cfg.NotifySpeedup)
 		return exitUsage
 	}
 	if err := cfg.Faults.Validate(); err != nil {
@@ -123,7 +128,7 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "remessa sandbox:", err)
 		return exitInternal
 	}
-	printBanner(stdout, rn, cfg.Faults)
+	printBanner(stdout, rn, cfg.Faults, cfg.NotifySpeedup)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
@@ -163,7 +168,7 @@ func newLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }
 
-func printBanner(w io.Writer, rn *sandbox.Running, fc faults.Config) {
+func printBanner(w io.Writer, rn *sandbox.Running, fc faults.Config, speedup int) {
 	fmt.Fprintln(w, "remessa sandbox no ar")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  API de cobranças\t%s/v1   (token: POST %s/v1/authorize)\n", rn.URL, rn.URL)
@@ -171,8 +176,11 @@ func printBanner(w io.Writer, rn *sandbox.Running, fc faults.Config) {
 	if rn.CAFile != "" {
 		fmt.Fprintf(tw, "  CA do TLS\t%s\n", rn.CAFile)
 	}
+	if rn.ClientP12File != "" {
+		fmt.Fprintf(tw, "  Certificado cliente .p12\t%s (senha vazia)\n", rn.ClientP12File)
+	}
 	if rn.ClientCertFile != "" {
-		fmt.Fprintf(tw, "  Certificado cliente\t%s (chave %s)\n", rn.ClientCertFile, rn.ClientKeyFile)
+		fmt.Fprintf(tw, "  Certificado cliente PEM\t%s (chave %s)\n", rn.ClientCertFile, rn.ClientKeyFile)
 	}
 	if rn.DataDir != "" {
 		fmt.Fprintf(tw, "  Dados\t%s\n", filepath.Join(rn.DataDir, sandbox.DBFile))
@@ -188,7 +196,11 @@ func printBanner(w io.Writer, rn *sandbox.Running, fc faults.Config) {
 	fmt.Fprintf(tw, "  payee_code\t%s\n", rn.PayeeCode)
 	fmt.Fprintf(tw, "  Chave Pix (EVP)\t%s\n", rn.PixKey)
 	fmt.Fprintf(tw, "  Falhas injetadas\t%s\n", fc.Summary())
-	fmt.Fprintf(tw, "  Controle\t%s/sandbox/status, /sandbox/faults, /sandbox/apps\n", rn.URL)
+	if speedup > 1 {
+		fmt.Fprintf(tw, "  Notificações\tesperas entre tentativas divididas por %d\n", speedup)
+	}
+	fmt.Fprintf(tw, "  Controle\t%s/sandbox/status, /sandbox/clock, /sandbox/outbox, /sandbox/faults, /sandbox/apps, /sandbox/pix/pay\n", rn.URL)
+	fmt.Fprintf(tw, "  Linha de comando\tremessa sandbox pay|refund|clock|outbox|apps ... (--help em cada um)\n")
 	tw.Flush()
 	fmt.Fprintln(w, "Ctrl+C para parar.")
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"remessa/sandbox"
+	"remessa/sandbox/faults"
 )
 
 func runCmd(args ...string) (int, string, string) {
@@ -121,5 +123,47 @@ func TestSandboxUsageErrors(t *testing.T) {
 	code, out, _ := runCmd("sandbox", "--help")
 	if code != exitOK || !strings.Contains(out, "-client-id") || !strings.Contains(out, "remessa sandbox apps") || !strings.Contains(out, "-fault-drop") {
 		t.Fatalf("help: %d %s", code, out)
+	}
+}
+
+// TestBannerWithTLS: with --tls the banner names the CA, the client .p12
+// and the PEM pair (files that exist), the control routes and the CLI.
+func TestBannerWithTLS(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := sandbox.New(sandbox.Config{DataDir: dir, TLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := srv.Start()
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	defer rn.Close()
+	var out bytes.Buffer
+	printBanner(&out, rn, faults.Config{}, 60)
+	b := out.String()
+	for _, f := range []string{rn.CAFile, rn.ClientP12File, rn.ClientCertFile, rn.ClientKeyFile} {
+		if f == "" || !strings.Contains(b, f) {
+			t.Errorf("banner misses file %q:\n%s", f, b)
+		}
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("announced file: %v", err)
+		}
+	}
+	if filepath.Ext(rn.ClientP12File) != ".p12" {
+		t.Errorf("p12 file %q", rn.ClientP12File)
+	}
+	for _, s := range []string{"/sandbox/clock", "/sandbox/outbox", "/sandbox/faults", "remessa sandbox pay|refund|clock", "divididas por 60"} {
+		if !strings.Contains(b, s) {
+			t.Errorf("banner misses %q:\n%s", s, b)
+		}
+	}
+}
+
+func TestNotifySpeedupFlagRefusesZero(t *testing.T) {
+	code, _, errs := runCmd("sandbox", "--data", ":memory:", "--notify-speedup", "0")
+	if code != exitUsage || !strings.Contains(errs, "--notify-speedup") {
+		t.Fatalf("%d %s", code, errs)
 	}
 }

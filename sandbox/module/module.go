@@ -56,6 +56,8 @@ type Deps struct {
 	DataDir    string        // directory of the database ("" for :memory:)
 	BatchDelay time.Duration // how long PUT /v2/lotecobv items stay EM_PROCESSAMENTO
 	TLS        bool          // the Pix listener serves TLS (mTLS)
+	// NotifySpeedup divides the notifier's retry waits (0 or 1 = real).
+	NotifySpeedup int
 }
 
 // Module is a group of routes.
@@ -91,6 +93,9 @@ type TLSSetup struct {
 	// ClientCertFile and ClientKeyFile are a client certificate the
 	// sandbox issued for its first application, if any.
 	ClientCertFile, ClientKeyFile string
+	// ClientP12File is the same client certificate and key as PKCS#12
+	// (.p12, empty password), the form Efí issues (api.Config.P12File).
+	ClientP12File string
 }
 
 // TLSProvider builds the Pix listener's TLS configuration.

@@ -11,7 +11,7 @@ import (
 
 func init() {
 	module.RegisterNotifier("outbox", func(d module.Deps) (module.Notifier, error) {
-		return New(d.Store, d.Clock, Options{Logger: d.Logger}), nil
+		return New(d.Store, d.Clock, Options{Logger: d.Logger, Speedup: d.NotifySpeedup}), nil
 	})
 }
 

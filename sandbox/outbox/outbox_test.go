@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"remessa/sandbox/clock"
+	"remessa/sandbox/module"
 	"remessa/sandbox/store"
 )
 
@@ -461,4 +464,26 @@ func TestInterruptedPostIsNotAnAttempt(t *testing.T) {
 		t.Fatalf("RunDue while another runs: %v", err)
 	}
 	<-o.run
+}
+
+// TestRegisteredNotifierTakesSpeedup: "remessa sandbox --notify-speedup 60"
+// reaches the outbox through Deps.NotifySpeedup.
+func TestRegisteredNotifierTakesSpeedup(t *testing.T) {
+	st, clk := openMem(t), clock.NewFake(t0)
+	name, ctor := module.NotifierCtor()
+	if name != "outbox" || ctor == nil {
+		t.Fatalf("registered notifier %q", name)
+	}
+	n, err := ctor(module.Deps{Store: st, Clock: clk, Logger: zerolog.Nop(), NotifySpeedup: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := n.(*Outbox)
+	rc := newReceiver(t, 500)
+	enqueue(t, st, o, rc.URL, "notification=tok", "application/x-www-form-urlencoded")
+	runDue(t, o)
+	p, _ := o.Pending(context.Background())
+	if len(p) != 1 || !p[0].NextAt.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("first retry due %v after the start, want 5 s (5 min / 60)", p[0].NextAt.Sub(t0))
+	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"remessa/api"
 	"remessa/sandbox"
-	"remessa/sandbox/module"
 	_ "remessa/sandbox/pix"
 	"remessa/sandbox/store"
 )
@@ -50,10 +49,6 @@ func (r *recorder) take() []delivery {
 
 var rec = &recorder{}
 
-func init() {
-	module.RegisterNotifier("pixtest", func(module.Deps) (module.Notifier, error) { return rec, nil })
-}
-
 // env is a running sandbox with a client of its first application.
 type env struct {
 	rn  *sandbox.Running
@@ -67,6 +62,12 @@ func start(tb testing.TB, cfg sandbox.Config) *env {
 		cfg.DataDir = sandbox.Memory
 	}
 	cfg.Logger = zerolog.Nop()
+	if cfg.Notify == nil {
+		// Deliveries are recorded through the config, not by registering a
+		// notifier: a test binary that also links the outbox (e.g. through
+		// remessa/sandbox/all) would panic on a second registration.
+		cfg.Notify = rec
+	}
 	srv, err := sandbox.New(cfg)
 	if err != nil {
 		tb.Fatalf("sandbox.New: %v", err)

@@ -18,6 +18,6 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return &module.TLSSetup{Config: cfg, CAFile: p.CACert, ClientCertFile: p.ClientCert, ClientKeyFile: p.ClientKey}, nil
+		return &module.TLSSetup{Config: cfg, CAFile: p.CACert, ClientCertFile: p.ClientCert, ClientKeyFile: p.ClientKey, ClientP12File: p.ClientP12}, nil
 	})
 }

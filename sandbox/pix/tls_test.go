@@ -23,8 +23,12 @@ func TestTLS(t *testing.T) {
 	if e.CAFile != p.CACert {
 		t.Fatalf("CAFile %q, want %q", e.CAFile, p.CACert)
 	}
+	if e.ClientP12File != p.ClientP12 || e.ClientCertFile != p.ClientCert || e.ClientKeyFile != p.ClientKey {
+		t.Fatalf("client files p12 %q cert %q key %q, want %q %q %q", e.ClientP12File, e.ClientCertFile, e.ClientKeyFile, p.ClientP12, p.ClientCert, p.ClientKey)
+	}
 	cfgs := map[string]func(*api.Config){
-		"p12": func(c *api.Config) { c.P12File, c.P12Password, c.CAFile = p.ClientP12, tlsca.P12Password, p.CACert },
+		// The .p12 the sandbox announces (Running.ClientP12File) is usable as is.
+		"p12": func(c *api.Config) { c.P12File, c.P12Password, c.CAFile = e.ClientP12File, tlsca.P12Password, p.CACert },
 		"pem": func(c *api.Config) { c.CertFile, c.KeyFile, c.CAFile = p.ClientCert, p.ClientKey, p.CACert },
 	}
 	for name, edit := range cfgs {
