@@ -76,6 +76,10 @@ func BenchmarkCarnets2000Latency(b *testing.B) {
 		if out.ExitCode() != 0 {
 			b.Fatalf("exit %d stop %v", out.ExitCode(), out.Stop)
 		}
+		if os.Getenv("BENCH_PHASES") != "" {
+			lb, _ := os.ReadFile(filepath.Join(out.Dir, "run.log"))
+			b.Logf("start %s\n%s", start.Format(time.RFC3339Nano), lb)
+		}
 		bound := 2000 * 50 * time.Millisecond / 16
 		b.ReportMetric(el.Seconds(), "s/run")
 		b.ReportMetric(el.Seconds()/bound.Seconds(), "x_bound")

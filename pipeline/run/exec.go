@@ -55,6 +55,7 @@ type jrow struct {
 
 type executor struct {
 	j      *journal.Journal
+	w      *writer
 	svc    *Service
 	m      Meta
 	opts   Options
@@ -99,6 +100,8 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 	if err := e.load(ctx); err != nil {
 		return nil, err
 	}
+	e.w = newWriter(j)
+	defer e.w.close()
 	e.setupQuota()
 	start, _ := time.Parse(time.RFC3339, m.StartedAt)
 	e.window = [2]time.Time{start.Add(-24 * time.Hour), opts.now().Add(48 * time.Hour)}
@@ -145,6 +148,10 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 			}
 		}
 	}
+	if err := e.w.close(); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	log.Info().Msg("calls finished")
 	out.Stop = e.stop.Load()
 	if out.Stop != nil {
 		log.Warn().Str("reason", out.Stop.Error()).Msg("run stopped")
@@ -153,6 +160,7 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 	out.Results = res
 	paths, err := writeResults(dir, res, e.m)
 	out.Reports = paths
+	log.Info().Msg("results written")
 	e.prog.finish(res, out.Stop)
 	if err != nil {
 		return out, fmt.Errorf("relatórios: %w", err)
@@ -304,7 +312,7 @@ func (e *executor) begin(ctx context.Context, route, target string, extra func(*
 		}
 	}
 	var seq int64
-	err := e.j.Tx(ctx, func(tx *journal.Tx) error {
+	err := e.w.do(func(tx *journal.Tx) error {
 		var err error
 		if seq, err = tx.Intend(route, target); err != nil {
 			return err
@@ -331,7 +339,7 @@ func (e *executor) end(ctx context.Context, seq int64, callErr error, extra func
 			state = journal.CallUnknown
 		}
 	}
-	return e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+	return e.w.do(func(tx *journal.Tx) error {
 		if err := tx.Finish(seq, state, status, text); err != nil {
 			return err
 		}
@@ -339,6 +347,16 @@ func (e *executor) end(ctx context.Context, seq int64, callErr error, extra func
 			return extra(tx)
 		}
 		return nil
+	})
+}
+
+// endAsync is end without waiting for the commit (see writer).
+func (e *executor) endAsync(seq int64, extra func(*journal.Tx) error) {
+	e.w.async(func(tx *journal.Tx) error {
+		if err := tx.Finish(seq, journal.CallOK, 200, ""); err != nil {
+			return err
+		}
+		return extra(tx)
 	})
 }
 
@@ -518,7 +536,10 @@ func (e *executor) postRow(ctx context.Context, r *jrow) error {
 				// created, but the answer is unreadable: find it by custom_id
 				callErr = fmt.Errorf("%w: resposta ilegível: %v", api.ErrAmbiguous, perr)
 			} else {
-				return e.endRow(ctx, seq, nil, r, journal.RowIssued, res)
+				b, _ := json.Marshal(res)
+				e.endAsync(seq, func(tx *journal.Tx) error { return tx.SetRow(r.idx, journal.RowIssued, b) })
+				r.state, r.res = journal.RowIssued, res
+				return nil
 			}
 		}
 		switch {

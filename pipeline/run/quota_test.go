@@ -2,6 +2,8 @@ package run_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"errors"
 	"strings"
 	"testing"
@@ -74,10 +76,16 @@ func TestServiceQuota(t *testing.T) {
 	if res.Totals.Issued.Rows != 8 || res.Totals.Pending.Rows != 4 {
 		t.Fatalf("after the quota: %+v", res.Totals)
 	}
+	if lb, err := os.ReadFile(filepath.Join(out.Dir, "run.log")); err == nil && os.Getenv("QUOTA_DEBUG") != "" {
+		t.Logf("%s", lb)
+	}
 	rn.Server.Faults().ResetQuota()
 	out2, err := run.Resume(ctx, out.Dir, run.Options{BaseURL: rn.URL, Getenv: remoteEnv})
 	if err != nil || out2.ExitCode() != 0 {
 		t.Fatalf("resume: %v exit %d stop %v", err, out2.ExitCode(), out2.Stop)
+	}
+	if lb, err := os.ReadFile(filepath.Join(out.Dir, "run.log")); err == nil && os.Getenv("QUOTA_DEBUG") != "" {
+		t.Logf("%s", lb)
 	}
 	cl := client(t, rn, testClientID, testClientSecret)
 	got := map[string]int{}

@@ -517,7 +517,7 @@ func newLogger(dir string) (zerolog.Logger, io.Closer, error) {
 	if err != nil {
 		return zerolog.Nop(), nil, fmt.Errorf("log da execução: %w", err)
 	}
-	return zerolog.New(f).With().Timestamp().Logger(), f, nil
+	return zerolog.New(f).Hook(preciseTime{}).Level(zerolog.InfoLevel), f, nil
 }
 
 var errNotFound = errors.New("not found")
@@ -548,4 +548,12 @@ func writeResults(dir string, r *results.Results, m Meta) ([]string, error) {
 	ps, err := reports.Write(dir, r, reports.Options{Formats: formats, Lang: m.Lang,
 		Input: &reports.InputInfo{Path: m.InputFile, Sheet: m.InputSheet}})
 	return append(paths, ps...), err
+}
+
+// preciseTime stamps log events with RFC 3339 nanosecond times (without
+// touching zerolog's global time format).
+type preciseTime struct{}
+
+func (preciseTime) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
+	e.Str("time", time.Now().UTC().Format(time.RFC3339Nano))
 }

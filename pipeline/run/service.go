@@ -47,10 +47,16 @@ type Service struct {
 	Client     *api.Client
 	limiter    *limiters
 	running    *sandbox.Running
+	transport  *http.Transport
 }
 
 // Close stops the embedded sandbox, if any.
 func (s *Service) Close() error {
+	if s.transport != nil {
+		// idle (or dialed, never used) connections would hold up a
+		// sandbox's graceful shutdown
+		s.transport.CloseIdleConnections()
+	}
 	if s.running != nil {
 		return s.running.Close()
 	}
@@ -132,6 +138,7 @@ func connect(ctx context.Context, c serviceConfig) (*Service, error) {
 	s.BaseURL, s.PixBaseURL = cfg.BaseURL, cfg.PixBaseURL
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
+	s.transport = tr
 	cfg.HTTPClient = &http.Client{Transport: &observer{next: tr, lim: s.limiter}, Timeout: timeoutOr(c.Timeout)}
 	cl, err := api.New(cfg)
 	if err != nil {
