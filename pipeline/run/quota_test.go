@@ -2,9 +2,9 @@ package run_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
-	"errors"
 	"strings"
 	"testing"
 	"time"
