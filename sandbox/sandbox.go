@@ -141,6 +141,9 @@ func New(cfg Config) (_ *Server, err error) {
 	if s.faults, err = faults.New(cfg.Faults, s.clk); err != nil {
 		return nil, err
 	}
+	if err = s.faults.SetStore(ctx, s.st, func(err error) { s.log.Error().Err(err).Msg("faults") }); err != nil {
+		return nil, err
+	}
 	empty := ""
 	s.url.Store(&empty)
 	s.pixURL.Store(&empty)

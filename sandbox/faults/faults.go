@@ -27,6 +27,7 @@ import (
 
 	"remessa/sandbox/clock"
 	"remessa/sandbox/httpx"
+	"remessa/sandbox/store"
 )
 
 // Duration is a time.Duration written in JSON as a Go duration string ("50ms").
@@ -198,6 +199,8 @@ type Injector struct {
 	rng    *rand.Rand
 	day    string
 	counts map[quotaKey]int
+	st     *store.Store // quota counters persisted here (nil: memory only)
+	log    func(error)  // store failures (counting goes on in memory)
 }
 
 type quotaKey struct{ route, app string }
@@ -250,11 +253,106 @@ func (inj *Injector) SetConfig(cfg Config) error {
 	return nil
 }
 
-// ResetQuota forgets every quota counter.
+// KindQuota is the store kind of the persisted quota counters: account =
+// the São Paulo day ("2026-11-22"), id = route pattern + "\x00" + app id,
+// document {"count": n}.
+const KindQuota = "faults.quota"
+
+type quotaDoc struct {
+	Count int `json:"count"`
+}
+
+func quotaID(k quotaKey) string { return k.route + "\x00" + k.app }
+
+// SetStore makes the quota counters durable in st, like the real
+// service's: today's counts are loaded now, every counted request is
+// written through before it is answered, and a restart on the same data
+// continues the day's count instead of handing out a fresh quota. Counts
+// of other days are deleted. onErr (may be nil) hears store failures; the
+// count then goes on in memory.
+func (inj *Injector) SetStore(ctx context.Context, st *store.Store, onErr func(error)) error {
+	day := inj.clk.Now().In(saoPaulo).Format("2006-01-02")
+	counts := map[quotaKey]int{}
+	var stale [][2]string
+	err := st.Each(ctx, KindQuota, func(account, id string, raw []byte) error {
+		if account != day {
+			stale = append(stale, [2]string{account, id})
+			return nil
+		}
+		route, app, ok := strings.Cut(id, "\x00")
+		var d quotaDoc
+		if !ok || json.Unmarshal(raw, &d) != nil {
+			stale = append(stale, [2]string{account, id})
+			return nil
+		}
+		counts[quotaKey{route, app}] = d.Count
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("faults: load quota counters: %w", err)
+	}
+	if len(stale) > 0 {
+		if err := st.Tx(ctx, func(tx *store.Tx) error {
+			for _, s := range stale {
+				if err := tx.Delete(KindQuota, s[0], s[1]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("faults: drop old quota counters: %w", err)
+		}
+	}
+	if onErr == nil {
+		onErr = func(error) {}
+	}
+	inj.mu.Lock()
+	inj.st, inj.log, inj.day, inj.counts = st, onErr, day, counts
+	inj.mu.Unlock()
+	return nil
+}
+
+// ResetQuota forgets every quota counter (also the persisted ones).
 func (inj *Injector) ResetQuota() {
 	inj.mu.Lock()
+	defer inj.mu.Unlock()
 	inj.counts = map[quotaKey]int{}
-	inj.mu.Unlock()
+	if inj.st == nil {
+		return
+	}
+	var ids [][2]string
+	err := inj.st.Each(context.Background(), KindQuota, func(account, id string, _ []byte) error {
+		ids = append(ids, [2]string{account, id})
+		return nil
+	})
+	if err == nil {
+		err = inj.st.Tx(context.Background(), func(tx *store.Tx) error {
+			for _, s := range ids {
+				if err := tx.Delete(KindQuota, s[0], s[1]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		inj.log(fmt.Errorf("faults: reset quota counters: %w", err))
+	}
+}
+
+// saveCount writes one counter through (caller holds mu; lock order mu →
+// store, as the store asks).
+func (inj *Injector) saveCount(k quotaKey, n int) {
+	if inj.st == nil {
+		return
+	}
+	day := inj.day
+	err := inj.st.Tx(context.Background(), func(tx *store.Tx) error {
+		return tx.Put(KindQuota, day, quotaID(k), quotaDoc{Count: n})
+	})
+	if err != nil {
+		inj.log(fmt.Errorf("faults: save quota counter: %w", err))
+	}
 }
 
 // QuotaUsed returns how many requests app made today on route (a pattern
@@ -316,6 +414,7 @@ func (inj *Injector) decide(route, app string) decision {
 		inj.rollDay()
 		k := quotaKey{route, app}
 		inj.counts[k]++
+		inj.saveCount(k, inj.counts[k])
 		if inj.counts[k] > rule.Quota {
 			d.status, d.quota, d.retryAfter = http.StatusTooManyRequests, true, secondsToMidnight(inj.clk.Now())
 			return d
@@ -342,8 +441,14 @@ func (inj *Injector) decide(route, app string) decision {
 }
 
 // IsAPIPath reports whether faults apply to path: the real API's routes
-// (/v1, /v2, /v3, /oauth), never the /sandbox control routes or documents.
+// (/v1, /v2, /v3, /oauth), never the /sandbox control routes nor the
+// documents under /v1/documents/ (payer-facing pages opened in a browser,
+// not API calls an integrator makes; the real service serves them from
+// another host, outside the API's quota).
 func IsAPIPath(path string) bool {
+	if strings.HasPrefix(path, "/v1/documents/") {
+		return false
+	}
 	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v2/") ||
 		strings.HasPrefix(path, "/v3/") || strings.HasPrefix(path, "/oauth/")
 }
@@ -364,7 +469,9 @@ func (inj *Injector) Wrap(next http.Handler, route func(*http.Request) string, a
 // Serve applies the faults for route pattern pat ("" = none apply) to one
 // request, calling next unless a fault answers instead.
 func (inj *Injector) Serve(w http.ResponseWriter, r *http.Request, pat string, app func(*http.Request) (string, bool), next http.Handler) {
-	if pat == "" || inj.off.Load() || !IsAPIPath(r.URL.Path) {
+	// A CORS preflight (OPTIONS) is the browser asking, not an API call:
+	// no fault, no quota.
+	if pat == "" || r.Method == http.MethodOptions || inj.off.Load() || !IsAPIPath(r.URL.Path) {
 		next.ServeHTTP(w, r)
 		return
 	}
