@@ -11,6 +11,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 	"go.yaml.in/yaml/v3"
+
+	"remessa/rules"
 )
 
 // Template column kinds.
@@ -254,7 +256,7 @@ func writeExample(f *excelize.File, cell string, c TemplateColumn) error {
 			return f.SetCellDefault(TemplateSheet, cell, s)
 		}
 	case TemplateInt:
-		if allDigits(c.Example) {
+		if rules.AllDigits(c.Example) {
 			return f.SetCellDefault(TemplateSheet, cell, c.Example)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"remessa/rules"
 )
 
 // maxMoneyIntDigits bounds the integer part of an amount: 15 digits of reais
@@ -26,18 +28,6 @@ func stripSpaces(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // ParseMoney converts a human or spreadsheet amount to integer cents,
@@ -129,7 +119,7 @@ func ParseMoney(s string) (int64, error) {
 	if thousands != 0 && strings.IndexByte(intPart, thousands) >= 0 {
 		groups := strings.Split(intPart, string(thousands))
 		for i, g := range groups {
-			if !allDigits(g) || (i == 0 && len(g) > 3) || (i > 0 && len(g) != 3) {
+			if !rules.AllDigits(g) || (i == 0 && len(g) > 3) || (i > 0 && len(g) != 3) {
 				return bad("separador de milhar fora do lugar (ex.: 1.234.567,89)",
 					"misplaced thousands separator (e.g. 1,234,567.89)")
 			}
@@ -139,7 +129,7 @@ func ParseMoney(s string) (int64, error) {
 	if intPart == "" && frac == "" {
 		return bad("valor sem dígitos", "amount without digits")
 	}
-	if (intPart != "" && !allDigits(intPart)) || (frac != "" && !allDigits(frac)) {
+	if (intPart != "" && !rules.AllDigits(intPart)) || (frac != "" && !rules.AllDigits(frac)) {
 		return bad("valor inválido", "invalid amount")
 	}
 	if len(frac) > 2 {
@@ -166,6 +156,14 @@ func ParseMoney(s string) (int64, error) {
 // stores a plain decimal with a dot ("1234.5" or "1.234"), so the pt-BR
 // thousands rule of ParseMoney does not apply to it.
 func ParseMoneyCell(c Cell) (int64, error) {
+	if v, ok := parseMoneyFast(c.Value, c.Kind == KindNumber); ok {
+		return v, nil
+	}
+	return parseMoneyCell(c)
+}
+
+// parseMoneyCell is ParseMoneyCell without the fast path.
+func parseMoneyCell(c Cell) (int64, error) {
 	if c.Kind == KindNumber || c.Kind == KindFormula && isPlainNumber(c.Value) {
 		if i := strings.IndexByte(c.Value, '.'); i >= 0 && strings.IndexByte(c.Value[i+1:], '.') < 0 {
 			return ParseMoney(strings.Replace(c.Value, ".", ",", 1))
@@ -174,13 +172,66 @@ func ParseMoneyCell(c Cell) (int64, error) {
 	return ParseMoney(c.Value)
 }
 
+// parseMoneyFast reads the common shapes of an amount in one pass, with
+// the same result as the general path: in a numeric cell "1234",
+// "1234.5", "1234.56"; in text "150", "1234,56", "1.234,56" (at most 15
+// digits). ok is false for anything else, which takes the general path.
+func parseMoneyFast(s string, numeric bool) (int64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	var v int64
+	digits, frac := 0, -1 // frac counts digits after the decimal separator
+	group := -1           // text: digits since the last thousands dot (-1: no dot seen)
+	dec := byte(',')
+	if numeric {
+		dec = '.'
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			v = v*10 + int64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			} else if group >= 0 {
+				group++
+			}
+		case c == dec && frac < 0 && digits > 0:
+			if group >= 0 && group != 3 {
+				return 0, false
+			}
+			frac = 0
+		case !numeric && c == '.' && frac < 0 && digits > 0 && digits <= 3 && group < 0:
+			group = 0
+		case !numeric && c == '.' && frac < 0 && group == 3:
+			group = 0
+		default:
+			return 0, false
+		}
+	}
+	if digits > maxMoneyIntDigits || (group >= 0 && frac < 0) {
+		return 0, false
+	}
+	switch {
+	case frac < 0:
+		return v * 100, true
+	case frac == 1 && numeric:
+		return v * 10, true
+	case frac == 2:
+		return v, true
+	}
+	return 0, false
+}
+
 func isPlainNumber(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	i := strings.IndexByte(s, '.')
 	if i < 0 {
-		return allDigits(s)
+		return rules.AllDigits(s)
 	}
-	return (i == 0 || allDigits(s[:i])) && allDigits(s[i+1:])
+	return (i == 0 || rules.AllDigits(s[:i])) && rules.AllDigits(s[i+1:])
 }
 
 // FormatMoney writes cents the pt-BR way without the currency sign:
@@ -239,7 +290,7 @@ func ParsePercent(s string, scale int) (int64, error) {
 			return bad("percentual com mais de um separador decimal", "percentage with more than one decimal separator")
 		}
 	}
-	if (intPart == "" && frac == "") || (intPart != "" && !allDigits(intPart)) || (frac != "" && !allDigits(frac)) {
+	if (intPart == "" && frac == "") || (intPart != "" && !rules.AllDigits(intPart)) || (frac != "" && !rules.AllDigits(frac)) {
 		return bad("percentual inválido (ex.: 2% ou 0,033%)", "invalid percentage (e.g. 2% or 0.033%)")
 	}
 	if len(frac) > scale {
@@ -296,6 +347,14 @@ func FormatPercent(v int64, scale int) string {
 // Excel serial in the 1900 system ("46023", a fraction is a time of day and
 // ignored). Two-digit years are refused.
 func ParseDate(s string) (time.Time, error) {
+	if t, ok := parseDateFast(s); ok {
+		return t, nil
+	}
+	return parseDate(s)
+}
+
+// parseDate is ParseDate without the fast path.
+func parseDate(s string) (time.Time, error) {
 	orig := s
 	t := strings.TrimFunc(s, isSpaceLike)
 	bad := func(pt, en string) (time.Time, error) {
@@ -305,7 +364,7 @@ func ParseDate(s string) (time.Time, error) {
 		return bad("data vazia", "empty date")
 	}
 	// Excel serial (1900 system) or compact YYYYMMDD.
-	if ip, fp, ok := strings.Cut(t, "."); allDigits(ip) && (!ok || allDigits(fp)) {
+	if ip, fp, ok := strings.Cut(t, "."); rules.AllDigits(ip) && (!ok || rules.AllDigits(fp)) {
 		if len(ip) == 8 && !ok {
 			return civilDate(orig, atoiSmall(ip[:4]), atoiSmall(ip[4:6]), atoiSmall(ip[6:]))
 		}
@@ -319,7 +378,7 @@ func ParseDate(s string) (time.Time, error) {
 		return bad("data inválida; use dd/mm/aaaa", "invalid date; use dd/mm/yyyy")
 	}
 	// ISO: YYYY-MM-DD[T...]
-	if len(t) >= 10 && allDigits(t[:4]) && (t[4] == '-' || t[4] == '/') && t[7] == t[4] && allDigits(t[5:7]) && allDigits(t[8:10]) {
+	if len(t) >= 10 && rules.AllDigits(t[:4]) && (t[4] == '-' || t[4] == '/') && t[7] == t[4] && rules.AllDigits(t[5:7]) && rules.AllDigits(t[8:10]) {
 		if len(t) == 10 || t[10] == 'T' || t[10] == ' ' {
 			return civilDate(orig, atoiSmall(t[:4]), atoiSmall(t[5:7]), atoiSmall(t[8:10]))
 		}
@@ -332,7 +391,7 @@ func ParseDate(s string) (time.Time, error) {
 	parts := strings.FieldsFunc(t, func(r rune) bool { return r == '/' || r == '-' || r == '.' })
 	if len(parts) == 3 && strings.Count(t, "/")+strings.Count(t, "-")+strings.Count(t, ".") == 2 {
 		d, m, y := parts[0], parts[1], parts[2]
-		if allDigits(d) && allDigits(m) && allDigits(y) && len(d) <= 2 && len(m) <= 2 {
+		if rules.AllDigits(d) && rules.AllDigits(m) && rules.AllDigits(y) && len(d) <= 2 && len(m) <= 2 {
 			if len(y) != 4 {
 				return bad("ano deve ter 4 dígitos (dd/mm/aaaa)", "the year must have 4 digits (dd/mm/yyyy)")
 			}
@@ -342,6 +401,40 @@ func ParseDate(s string) (time.Time, error) {
 	return bad("data inválida; use dd/mm/aaaa", "invalid date; use dd/mm/yyyy")
 }
 
+// parseDateFast reads the two common shapes, "dd/mm/yyyy" and
+// "yyyy-mm-dd" (exactly ten characters), with the same result as the
+// general path; ok is false for anything else, which takes it.
+func parseDateFast(s string) (time.Time, bool) {
+	if len(s) != 10 {
+		return time.Time{}, false
+	}
+	var y, m, d int
+	switch {
+	case s[2] == '/' && s[5] == '/':
+		d, m, y = num(s[:2]), num(s[3:5]), num(s[6:])
+	case s[4] == '-' && s[7] == '-':
+		y, m, d = num(s[:4]), num(s[5:7]), num(s[8:])
+	default:
+		return time.Time{}, false
+	}
+	if y < 1900 || m < 1 || m > 12 || d < 1 || d > rules.DaysIn(y, time.Month(m)) {
+		return time.Time{}, false
+	}
+	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC), true
+}
+
+// num is the value of a short run of ASCII digits, or -1.
+func num(a string) int {
+	n := 0
+	for i := 0; i < len(a); i++ {
+		if a[i] < '0' || a[i] > '9' {
+			return -1
+		}
+		n = n*10 + int(a[i]-'0')
+	}
+	return n
+}
+
 // isClock reports whether s looks like hh:mm or hh:mm:ss.
 func isClock(s string) bool {
 	parts := strings.Split(s, ":")
@@ -349,7 +442,7 @@ func isClock(s string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if len(p) == 0 || len(p) > 2 || !allDigits(p) {
+		if len(p) == 0 || len(p) > 2 || !rules.AllDigits(p) {
 			return false
 		}
 	}
@@ -403,7 +496,7 @@ func ExcelSerialToDate(serial string, date1904 bool) (time.Time, error) {
 		return time.Time{}, valueErr(CodeBadSerial, orig, pt, en)
 	}
 	ip, fp, hasFrac := strings.Cut(t, ".")
-	if !allDigits(ip) || (hasFrac && fp != "" && !allDigits(fp)) {
+	if !rules.AllDigits(ip) || (hasFrac && fp != "" && !rules.AllDigits(fp)) {
 		return bad("número de série de data inválido", "invalid date serial number")
 	}
 	ip = strings.TrimLeft(ip, "0")
@@ -461,12 +554,20 @@ func cleanDoc(s string) string {
 // 12 or 13 digits to a CNPJ of 14; restored is then true and the caller
 // should warn. A numeric cell such as "1234567890.0" is accepted.
 func RestoreDocument(s string) (clean string, restored bool) {
+	if d, ok := cleanDocFast(s); ok {
+		return d, false
+	}
+	return restoreDocument(s)
+}
+
+// restoreDocument is RestoreDocument without the fast path.
+func restoreDocument(s string) (clean string, restored bool) {
 	t := strings.TrimFunc(s, isSpaceLike)
-	if ip, fp, ok := strings.Cut(t, "."); ok && allDigits(ip) && strings.Trim(fp, "0") == "" && fp != "" && strings.Count(t, ".") == 1 {
+	if ip, fp, ok := strings.Cut(t, "."); ok && rules.AllDigits(ip) && strings.Trim(fp, "0") == "" && fp != "" && strings.Count(t, ".") == 1 {
 		t = ip // numeric cell with a zero fraction
 	}
 	c := cleanDoc(t)
-	if !allDigits(c) {
+	if !rules.AllDigits(c) {
 		return c, false
 	}
 	switch n := len(c); {
@@ -478,16 +579,66 @@ func RestoreDocument(s string) (clean string, restored bool) {
 	return c, false
 }
 
+// cleanDocFast handles the three common shapes of a CPF/CNPJ cell with
+// no allocation beyond the result (none when s is already clean): 11 or
+// 14 letters and digits, "ddd.ddd.ddd-dd" and "XX.XXX.XXX/XXXX-dd",
+// letters uppercased. ok is false for anything else, which takes the
+// general path of RestoreDocument.
+func cleanDocFast(s string) (string, bool) {
+	var mask string
+	switch {
+	case len(s) == 18:
+		mask = "__.___.___/____-__"
+	case len(s) == 14 && s[3] == '.':
+		mask = "___.___.___-__"
+	case len(s) == 11 || len(s) == 14:
+	default:
+		return "", false
+	}
+	var buf [14]byte
+	n, same := 0, mask == ""
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if mask != "" && mask[i] != '_' {
+			if c != mask[i] {
+				return "", false
+			}
+			continue
+		}
+		switch {
+		case c >= '0' && c <= '9':
+		case c >= 'A' && c <= 'Z':
+		case c >= 'a' && c <= 'z':
+			c -= 'a' - 'A'
+			same = false
+		default:
+			return "", false
+		}
+		if n == len(buf) {
+			return "", false
+		}
+		buf[n] = c
+		n++
+	}
+	if n != 11 && n != 14 {
+		return "", false
+	}
+	if same {
+		return s, true
+	}
+	return string(buf[:n]), true
+}
+
 // RestoreCEP strips a CEP mask ("01310-100", "01.310-100") and left-pads a
 // CEP that lost its leading zero as a number ("1310100" -> "01310100",
 // restored true).
 func RestoreCEP(s string) (string, bool) {
 	t := strings.TrimFunc(s, isSpaceLike)
-	if ip, fp, ok := strings.Cut(t, "."); ok && allDigits(ip) && fp != "" && strings.Trim(fp, "0") == "" {
+	if ip, fp, ok := strings.Cut(t, "."); ok && rules.AllDigits(ip) && fp != "" && strings.Trim(fp, "0") == "" {
 		t = ip
 	}
 	c := cleanDoc(t)
-	if allDigits(c) && len(c) < 8 {
+	if rules.AllDigits(c) && len(c) < 8 {
 		return strings.Repeat("0", 8-len(c)) + c, true
 	}
 	return c, false
@@ -521,7 +672,7 @@ func shiftNumber(raw string, shift int) (string, bool) {
 		exp = e
 	}
 	ip, fp, _ := strings.Cut(mant, ".")
-	if (ip == "" && fp == "") || (ip != "" && !allDigits(ip)) || (fp != "" && !allDigits(fp)) {
+	if (ip == "" && fp == "") || (ip != "" && !rules.AllDigits(ip)) || (fp != "" && !rules.AllDigits(fp)) {
 		return raw, false
 	}
 	if !hasExp && shift == 0 && len(ip)+len(fp) <= 15 && (len(ip) <= 1 || ip[0] != '0') && (fp == "" || fp[len(fp)-1] != '0') && (fp != "" || !strings.Contains(mant, ".")) {

@@ -129,12 +129,8 @@ func ParseDateExpr(s string, today time.Time) (time.Time, error) {
 // today's.
 func dayInMonth(today time.Time, months, day int) time.Time {
 	first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, months, 0)
-	if dim := daysIn(first.Year(), first.Month()); day > dim {
+	if dim := rules.DaysIn(first.Year(), first.Month()); day > dim {
 		day = dim
 	}
 	return time.Date(first.Year(), first.Month(), day, 0, 0, 0, 0, time.UTC)
-}
-
-func daysIn(y int, m time.Month) int {
-	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }

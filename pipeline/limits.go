@@ -108,12 +108,12 @@ func checkDue(d, today time.Time, kind results.Kind) *limitErr {
 		}
 		return lim("vencimento_passado",
 			fmt.Sprintf("vencimento %s no passado: precisa ser %s (hoje é %s no horário de Brasília)", formats.FormatDate(d), rule, formats.FormatDate(today)),
-			fmt.Sprintf("due date %s is in the past: it must be %s (today is %s in Brasília time)", isoDate(d), ruleEN, isoDate(today)))
+			fmt.Sprintf("due date %s is in the past: it must be %s (today is %s in Brasília time)", rules.FormatISODate(d), ruleEN, rules.FormatISODate(today)))
 	}
 	if d.After(today.AddDate(10, 0, 0)) {
 		return lim("vencimento_distante",
 			fmt.Sprintf("vencimento %s está a mais de 10 anos", formats.FormatDate(d)),
-			fmt.Sprintf("due date %s is more than 10 years away", isoDate(d)))
+			fmt.Sprintf("due date %s is more than 10 years away", rules.FormatISODate(d)))
 	}
 	return nil
 }

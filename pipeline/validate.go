@@ -322,13 +322,14 @@ type rowValidator struct {
 	cobvSlot *CobvRequest
 }
 
-// isoDate is isoDate with a small cache: due dates repeat across rows.
+// isoDate is rules.FormatISODate with a small cache: due dates repeat
+// across rows.
 func (vr *rowValidator) isoDate(t time.Time) string {
 	k := t.Unix() / 86400
 	if s, ok := vr.dates[k]; ok {
 		return s
 	}
-	s := isoDate(t)
+	s := rules.FormatISODate(t)
 	if len(vr.dates) < 4096 {
 		vr.dates[k] = s
 	}
@@ -699,7 +700,7 @@ func (rc *rowCtx) get(v *Value) (any, bool) {
 		if c.Kind == formats.KindNumber && isMoneyParser(v) {
 			// a numeric cell is a plain decimal with a dot
 			if cents, err := formats.ParseMoneyCell(c); err == nil {
-				s = pixAmount(cents)
+				s = rules.FormatPixAmount(cents)
 			}
 		}
 	} else {
@@ -799,7 +800,7 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 		rr := &results.Row{Index: index, SourceRow: row.Number, Key: key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
 			Outcome: results.Refused, AmountCents: it.AmountCents}
 		if !it.DueDate.IsZero() {
-			rr.DueDate = isoDate(it.DueDate)
+			rr.DueDate = rules.FormatISODate(it.DueDate)
 		}
 		for _, n := range notes {
 			if n.Severity == SevError {
@@ -838,14 +839,14 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	if docRaw == "" {
 		rc.fail("documento_ausente", FDocument, dc, "CPF/CNPJ do pagador vazio", "payer CPF/CNPJ is empty")
 	} else {
-		doc, restored := restoreDocument(docRaw)
-		if restored && !isDigits(strings.TrimSuffix(docRaw, ".0")) {
+		doc, restored := formats.RestoreDocument(docRaw)
+		if restored && !rules.AllDigits(strings.TrimSuffix(docRaw, ".0")) {
 			// only a number loses its zeros; a masked text was typed short
 			doc, restored = rules.CleanDocument(docRaw), false
 		}
 		switch {
-		case len(doc) == 11 && isDigits(doc):
-			if !validCPF(doc) {
+		case len(doc) == 11 && rules.AllDigits(doc):
+			if !rules.ValidCPF(doc) {
 				rc.fail("cpf_invalido", FDocument, dc, fmt.Sprintf("CPF %s inválido: dígitos verificadores não conferem", docRaw), fmt.Sprintf("CPF %s is invalid: check digits do not match", docRaw))
 			}
 		case len(doc) == 14:
@@ -872,14 +873,14 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	}
 
 	if email, ec := rc.text(iEmail); email != "" {
-		if !validEmail(email) {
+		if !rules.ValidEmail(email) {
 			rc.fail("email_invalido", FEmail, ec, fmt.Sprintf("e-mail %q inválido", email), fmt.Sprintf("invalid e-mail %q", email))
 		}
 		p.email = email
 	}
 	if phone, pc := rc.text(iPhone); phone != "" {
-		cp := cleanPhone(phone)
-		if !validPhone(cp) {
+		cp := rules.CleanPhone(phone)
+		if !rules.ValidPhone(cp) {
 			rc.fail("telefone_invalido", FPhone, pc, fmt.Sprintf("telefone %q inválido: use DDD + número, 10 ou 11 dígitos", phone), fmt.Sprintf("invalid phone %q: use area code + number, 10 or 11 digits", phone))
 		}
 		p.phone = cp
@@ -890,9 +891,9 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 		case err != nil:
 			rc.fail("nascimento_invalido", FBirth, bc, fmt.Sprintf("data de nascimento %q inválida", birth), fmt.Sprintf("invalid birth date %q", birth))
 		case !d.Before(vr.job.Today) || d.Year() < 1900:
-			rc.fail("nascimento_invalido", FBirth, bc, fmt.Sprintf("data de nascimento %s impossível", formats.FormatDate(d)), fmt.Sprintf("impossible birth date %s", isoDate(d)))
+			rc.fail("nascimento_invalido", FBirth, bc, fmt.Sprintf("data de nascimento %s impossível", formats.FormatDate(d)), fmt.Sprintf("impossible birth date %s", rules.FormatISODate(d)))
 		default:
-			p.birth = isoDate(d)
+			p.birth = rules.FormatISODate(d)
 		}
 	}
 
@@ -906,14 +907,14 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	cep := ""
 	if cepRaw != "" {
 		c, restored := cepRaw, false
-		if !validCEP(cepRaw) {
+		if !rules.ValidCEP(cepRaw) {
 			c, restored = formats.RestoreCEP(cepRaw)
 		}
-		if restored && !(len(cepRaw) == 7 && isDigits(cepRaw)) {
+		if restored && !(len(cepRaw) == 7 && rules.AllDigits(cepRaw)) {
 			// a CEP stored as a number loses one zero (none starts with 00)
 			c, restored = cepRaw, false
 		}
-		if !validCEP(c) {
+		if !rules.ValidCEP(c) {
 			rc.fail("cep_invalido", FZipcode, cc, fmt.Sprintf("CEP %q inválido: 8 dígitos", cepRaw), fmt.Sprintf("invalid CEP %q: 8 digits", cepRaw))
 		} else if restored {
 			rc.note(SevWarning, "zeros_restaurados", FZipcode, cc, "",
@@ -944,15 +945,6 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 	return p
 }
 
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
 func (p payerInfo) customer() Customer {
 	c := Customer{Name: p.name, Email: p.email, PhoneNumber: p.phone, Birth: p.birth, Address: p.addr}
 	if p.isCNPJ {
@@ -976,7 +968,7 @@ func (vr *rowValidator) dueFrom(rc *rowCtx, v *Value) time.Time {
 		rc.fail("vencimento_ausente", FDueDate, c, "vencimento vazio", "due date is empty")
 		return time.Time{}
 	}
-	d, err := parseDate(s)
+	d, err := formats.ParseDate(s)
 	if err != nil {
 		le := fromValueErr(err, "data_invalida")
 		rc.failLim(le, FDueDate, c, "")
@@ -999,13 +991,10 @@ func (vr *rowValidator) valueColumn(rc *rowCtx, max int64) int64 {
 		rc.fail("valor_ausente", FValue, c, "valor vazio", "value is empty")
 		return 0
 	}
-	v, ok := parseMoneyFast(c.Value, c.Kind == formats.KindNumber)
-	if !ok {
-		var err error
-		if v, err = formats.ParseMoneyCell(*c); err != nil {
-			rc.failLim(fromValueErr(err, "valor_invalido"), FValue, c, "")
-			return 0
-		}
+	v, err := formats.ParseMoneyCell(*c)
+	if err != nil {
+		rc.failLim(fromValueErr(err, "valor_invalido"), FValue, c, "")
+		return 0
 	}
 	if le := checkPositive(v, "valor", "value"); le != nil {
 		rc.failLim(le, FValue, c, "")
@@ -1131,9 +1120,9 @@ func (vr *rowValidator) charges(rc *rowCtx, fine, interest, message, notif, cust
 			if !due.IsZero() && until.After(due) {
 				rc.fail("desconto_data", "conditional_discount.until_date", nil,
 					fmt.Sprintf("o desconto condicional vai até %s, depois do vencimento %s", formats.FormatDate(until), formats.FormatDate(due)),
-					fmt.Sprintf("the conditional discount runs until %s, after the due date %s", isoDate(until), isoDate(due)))
+					fmt.Sprintf("the conditional discount runs until %s, after the due date %s", rules.FormatISODate(until), rules.FormatISODate(due)))
 			}
-			cdisc = &ConditionalDiscount{Type: cd.Type, Value: x.(pm).v, UntilDate: isoDate(until)}
+			cdisc = &ConditionalDiscount{Type: cd.Type, Value: x.(pm).v, UntilDate: rules.FormatISODate(until)}
 		}
 	}
 	return cfg, msg, md, disc, cdisc
@@ -1178,7 +1167,7 @@ func (vr *rowValidator) carnet(rc *rowCtx, it *Item, p payerInfo) {
 	for k := range values {
 		it.Parcels = append(it.Parcels, ParcelPlan{Number: k + 1, DueDate: rules.AddMonthsClamped(due, k), ValueCents: values[k]})
 	}
-	it.Carnet = &CarnetRequest{Items: items, Customer: p.customer(), ExpireAt: isoDate(due), Repeats: repeats, SplitItems: s.SplitItems,
+	it.Carnet = &CarnetRequest{Items: items, Customer: p.customer(), ExpireAt: rules.FormatISODate(due), Repeats: repeats, SplitItems: s.SplitItems,
 		Metadata: md, Configurations: cfg, Message: msg, Discount: disc, ConditionalDiscount: cdisc}
 	if hasMarketplace(items) {
 		shares := rules.SplitShares(toSplitItems(items), nil)
@@ -1221,7 +1210,7 @@ func (vr *rowValidator) slip(rc *rowCtx, it *Item, p payerInfo) {
 		return
 	}
 	it.Slip = &SlipRequest{Items: items, Metadata: md, Payment: SlipPayment{BankingBillet: BankingBillet{
-		Customer: p.customer(), ExpireAt: isoDate(due), Configurations: cfg, Message: msg, Discount: disc, ConditionalDiscount: cdisc}}}
+		Customer: p.customer(), ExpireAt: rules.FormatISODate(due), Configurations: cfg, Message: msg, Discount: disc, ConditionalDiscount: cdisc}}}
 	if hasMarketplace(items) {
 		month := due.Format("2006-01")
 		for _, sh := range rules.SplitShares(toSplitItems(items), nil) {
@@ -1241,7 +1230,7 @@ func (vr *rowValidator) pixMod(rc *rowCtx, m *PixModSpec) *Modalidade {
 	if !ok {
 		return nil
 	}
-	md := &Modalidade{Modalidade: m.Modalidade, ValorPerc: pixAmount(x.(pm).v)}
+	md := &Modalidade{Modalidade: m.Modalidade, ValorPerc: rules.FormatPixAmount(x.(pm).v)}
 	if !m.Valor.IsTemplate() {
 		vr.modc[m] = md
 	}
@@ -1282,12 +1271,12 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 		}
 		sol = m
 	}
-	val := CobvValor{Original: pixAmount(valor), Multa: vr.pixMod(rc, s.Multa), Juros: vr.pixMod(rc, s.Juros), Abatimento: vr.pixMod(rc, s.Abatimento)}
+	val := CobvValor{Original: rules.FormatPixAmount(valor), Multa: vr.pixMod(rc, s.Multa), Juros: vr.pixMod(rc, s.Juros), Abatimento: vr.pixMod(rc, s.Abatimento)}
 	if d := s.Desconto; d != nil {
 		cd := &CobvDesconto{Modalidade: d.Modalidade}
 		if d.Modalidade >= 3 {
 			if x, ok := rc.get(&d.Valor); ok {
-				cd.ValorPerc = pixAmount(x.(pm).v)
+				cd.ValorPerc = rules.FormatPixAmount(x.(pm).v)
 			}
 		}
 		for i := range d.Datas {
@@ -1304,9 +1293,9 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 			if !due.IsZero() && date.After(due) {
 				rc.fail("desconto_data", fmt.Sprintf("issue.cobv.desconto.datas.%d.data", i), nil,
 					fmt.Sprintf("data do desconto %s depois do vencimento %s", formats.FormatDate(date), formats.FormatDate(due)),
-					fmt.Sprintf("discount date %s after the due date %s", isoDate(date), isoDate(due)))
+					fmt.Sprintf("discount date %s after the due date %s", rules.FormatISODate(date), rules.FormatISODate(due)))
 			}
-			cd.DescontoDataFixa = append(cd.DescontoDataFixa, DataValor{Data: isoDate(date), ValorPerc: pixAmount(v.(pm).v)})
+			cd.DescontoDataFixa = append(cd.DescontoDataFixa, DataValor{Data: rules.FormatISODate(date), ValorPerc: rules.FormatPixAmount(v.(pm).v)})
 		}
 		val.Desconto = cd
 	}
@@ -1418,11 +1407,11 @@ func (vr *rowValidator) pixSplit(rc *rowCtx, sp *PixSplitSpec, valor int64, due 
 	}
 	it.Split = append([]results.Share{{Own: true, DueMonth: month, AmountCents: left}}, shares...)
 	cfg := &PixSplitConfig{Descricao: sp.Descricao, Lancamento: Lancamento{Imediato: true},
-		Split: PixSplit{DivisaoTarifa: div, MinhaParte: PixSplitPart{Tipo: rs.MinhaParte.Tipo, Valor: pixAmount(rs.MinhaParte.Valor)}}}
+		Split: PixSplit{DivisaoTarifa: div, MinhaParte: PixSplitPart{Tipo: rs.MinhaParte.Tipo, Valor: rules.FormatPixAmount(rs.MinhaParte.Valor)}}}
 	var key strings.Builder
 	key.WriteString(div + "|" + cfg.Split.MinhaParte.Tipo + ":" + cfg.Split.MinhaParte.Valor)
 	for _, r := range rs.Repasses {
-		cfg.Split.Repasses = append(cfg.Split.Repasses, PixSplitPart{Tipo: r.Tipo, Valor: pixAmount(r.Valor), Favorecido: &Favorecido{CPF: r.CPF, CNPJ: r.CNPJ, Conta: r.Conta}})
+		cfg.Split.Repasses = append(cfg.Split.Repasses, PixSplitPart{Tipo: r.Tipo, Valor: rules.FormatPixAmount(r.Valor), Favorecido: &Favorecido{CPF: r.CPF, CNPJ: r.CNPJ, Conta: r.Conta}})
 		fmt.Fprintf(&key, "|%s:%d:%s:%s:%s", r.Tipo, r.Valor, r.CPF, r.CNPJ, r.Conta)
 	}
 	it.SplitKey = key.String()

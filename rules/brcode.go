@@ -84,8 +84,7 @@ func tlv(id, v string) string {
 
 func isAlnum(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		if !isAlnumByte(s[i]) {
 			return false
 		}
 	}

@@ -46,6 +46,38 @@ func ParseISODate(s string) (time.Time, error) {
 	return t, nil
 }
 
+// DaysIn returns the number of days of month m of year y (proleptic
+// Gregorian calendar).
+func DaysIn(y int, m time.Month) int {
+	switch m {
+	case time.April, time.June, time.September, time.November:
+		return 30
+	case time.February:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 31
+}
+
+// FormatISODate writes the civil date of t (in t's location) as
+// YYYY-MM-DD, the inverse of ParseISODate.
+func FormatISODate(t time.Time) string {
+	var buf [10]byte
+	return string(AppendISODate(buf[:0], t))
+}
+
+// AppendISODate appends FormatISODate(t) to b.
+func AppendISODate(b []byte, t time.Time) []byte {
+	y, m, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, "2006-01-02")
+	}
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(m)/10), byte('0'+int(m)%10), '-', byte('0'+d/10), byte('0'+d%10))
+}
+
 // AddMonthsClamped adds n months (n may be negative) to the civil date d,
 // keeping the day of month when it exists and otherwise clamping to the
 // last day of the target month: Jan 31 + 1 gives Feb 28 (or 29 in leap
@@ -60,8 +92,7 @@ func AddMonthsClamped(d time.Time, n int) time.Time {
 		ny--
 	}
 	month := time.Month(nm + 1)
-	last := civil(ny, month+1, 0).Day()
-	if day > last {
+	if last := DaysIn(ny, month); day > last {
 		day = last
 	}
 	return civil(ny, month, day)

@@ -72,3 +72,26 @@ func TestAddMonthsClamped(t *testing.T) {
 		}
 	}
 }
+
+func TestDaysInAndFormatISODate(t *testing.T) {
+	for d := time.Date(1899, 12, 25, 0, 0, 0, 0, time.UTC); d.Year() < 2101; d = d.AddDate(0, 0, 1) {
+		if got := FormatISODate(d); got != d.Format("2006-01-02") {
+			t.Fatalf("FormatISODate(%v) = %q", d, got)
+		}
+		if d.Day() == 1 {
+			// the day before the 1st of the next month is the last day
+			if got, want := DaysIn(d.Year(), d.Month()), d.AddDate(0, 1, -1).Day(); got != want {
+				t.Fatalf("DaysIn(%d, %v) = %d, want %d", d.Year(), d.Month(), got, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		y    int
+		m    time.Month
+		want int
+	}{{1900, 2, 28}, {2000, 2, 29}, {2024, 2, 29}, {2027, 2, 28}, {2027, 12, 31}, {2027, 4, 30}} {
+		if got := DaysIn(c.y, c.m); got != c.want {
+			t.Errorf("DaysIn(%d, %d) = %d, want %d", c.y, c.m, got, c.want)
+		}
+	}
+}

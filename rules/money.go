@@ -75,13 +75,26 @@ func ParseDecimal(s string, scale int) (int64, error) {
 // FormatPixAmount formats cents as a Pix decimal string with two decimals
 // and no thousands separator: 123456 gives "1234.56", 5 gives "0.05".
 func FormatPixAmount(cents int64) string {
-	sign := ""
-	u := uint64(cents)
-	if cents < 0 {
-		sign = "-"
-		u = uint64(-cents)
+	var buf [24]byte
+	return string(AppendPixAmount(buf[:0], cents))
+}
+
+// AppendPixAmount appends FormatPixAmount(cents) to b.
+func AppendPixAmount(b []byte, cents int64) []byte {
+	neg, u := sign(cents)
+	if neg {
+		b = append(b, '-')
 	}
-	return fmt.Sprintf("%s%d.%02d", sign, u/100, u%100)
+	b = strconv.AppendUint(b, u/100, 10)
+	return append(b, '.', byte('0'+u%100/10), byte('0'+u%10))
+}
+
+// sign splits cents into its sign and magnitude (MinInt64 included).
+func sign(cents int64) (neg bool, u uint64) {
+	if cents < 0 {
+		return true, uint64(-cents)
+	}
+	return false, uint64(cents)
 }
 
 // ParsePixAmount parses a Pix amount string, strictly ^\d{1,10}\.\d{2}$ as
@@ -105,19 +118,18 @@ func ParsePixAmount(s string) (int64, error) {
 // FormatBRL formats cents the Brazilian way: 123456 gives "R$ 1.234,56" and
 // -100 gives "-R$ 1,00".
 func FormatBRL(cents int64) string {
-	sign := ""
-	u := uint64(cents)
-	if cents < 0 {
-		sign = "-"
-		u = uint64(-cents)
+	neg, u := sign(cents)
+	b := make([]byte, 0, 32)
+	if neg {
+		b = append(b, '-')
 	}
+	b = append(b, "R$ "...)
 	ip := strconv.FormatUint(u/100, 10)
-	var b []byte
 	for i := range len(ip) {
 		if i > 0 && (len(ip)-i)%3 == 0 {
 			b = append(b, '.')
 		}
 		b = append(b, ip[i])
 	}
-	return fmt.Sprintf("%sR$ %s,%02d", sign, b, u%100)
+	return string(append(b, ',', byte('0'+u%100/10), byte('0'+u%10)))
 }

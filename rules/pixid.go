@@ -13,10 +13,8 @@ import (
 const EfiISPB = "09089356"
 
 var (
-	reTxid    = regexp.MustCompile(`^[a-zA-Z0-9]{26,35}$`)
 	reE2E     = regexp.MustCompile(`^E[0-9A-Z]{8}\d{12}[a-zA-Z0-9]{11}$`)
 	reRtr     = regexp.MustCompile(`^D[0-9A-Z]{8}\d{12}[a-zA-Z0-9]{11}$`)
-	reID35    = regexp.MustCompile(`^[a-zA-Z0-9]{1,35}$`)
 	reKeyPh   = regexp.MustCompile(`^\+[1-9][0-9]\d{1,14}$`)
 	reKeyEm   = regexp.MustCompile("^[a-z0-9.!#$&'*+/=?^_`{|}~-]+@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$")
 	reCNPJKey = regexp.MustCompile(`^[0-9A-Z]{12}[0-9]{2}$`)
@@ -24,7 +22,7 @@ var (
 )
 
 // ValidTxid reports whether s is a txid for cob/cobv: ^[a-zA-Z0-9]{26,35}$.
-func ValidTxid(s string) bool { return reTxid.MatchString(s) }
+func ValidTxid(s string) bool { return len(s) >= 26 && len(s) <= 35 && isAlnum(s) }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -82,11 +80,11 @@ func NewEndToEndID(prefix byte, ispb string, t time.Time, seq string) string {
 
 // ValidDevolucaoID reports whether s is a devolução id chosen by the
 // client: ^[a-zA-Z0-9]{1,35}$.
-func ValidDevolucaoID(s string) bool { return reID35.MatchString(s) }
+func ValidDevolucaoID(s string) bool { return len(s) >= 1 && len(s) <= 35 && isAlnum(s) }
 
 // ValidIdEnvio reports whether s is a Pix send id (idEnvio):
 // ^[a-zA-Z0-9]{1,35}$.
-func ValidIdEnvio(s string) bool { return reID35.MatchString(s) }
+func ValidIdEnvio(s string) bool { return len(s) >= 1 && len(s) <= 35 && isAlnum(s) }
 
 // KeyType is the type of a Pix (DICT) key.
 type KeyType string

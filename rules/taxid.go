@@ -3,10 +3,22 @@ package rules
 import "strings"
 
 // CleanDocument strips the usual mask characters (. - / and spaces) from a
-// CPF or CNPJ and uppercases the rest.
+// CPF or CNPJ and uppercases the rest. A value that is already clean is
+// returned as it is (no allocation).
 func CleanDocument(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		switch c := s[i]; {
+		case c == '.' || c == '-' || c == '/' || c == ' ' || c == '\t':
+			clean = false
+		case c >= 'a' && c <= 'z' || c >= 0x80:
+			clean = false
+		}
+	}
+	if clean {
+		return s
+	}
+	b := make([]byte, 0, len(s))
 	for _, r := range s {
 		switch r {
 		case '.', '-', '/', ' ', '\t', '\u00a0':
@@ -15,9 +27,9 @@ func CleanDocument(s string) string {
 		if r >= 'a' && r <= 'z' {
 			r -= 'a' - 'A'
 		}
-		b.WriteRune(r)
+		b = append(b, string(r)...)
 	}
-	return b.String()
+	return string(b)
 }
 
 func allDigits(s string) bool {
@@ -32,37 +44,45 @@ func allDigits(s string) bool {
 	return true
 }
 
-// taxDV computes a CPF/CNPJ check digit from values and weights:
-// r = sum mod 11; 0 if r < 2, else 11 - r.
-func taxDV(vals []int, weights []int) int {
-	sum := 0
-	for i, v := range vals {
-		sum += v * weights[i]
+// AllDigits reports whether s is non-empty and made only of ASCII digits.
+func AllDigits(s string) bool { return allDigits(s) }
+
+// taxDV computes a CPF/CNPJ check digit over the first n characters of c
+// (character value = ASCII code - 48) with weights counting down from
+// first and wrapping from 2 back to 9 (CNPJ) or not at all (CPF, where
+// first is n+1 and never reaches 2 before the end): r = sum mod 11; the
+// digit is 0 if r < 2, else 11 - r.
+func taxDV(c string, n, first int, wrap bool) int {
+	sum, w := 0, first
+	for i := 0; i < n; i++ {
+		sum += int(c[i]-'0') * w
+		if w--; w < 2 && wrap {
+			w = 9
+		}
 	}
-	r := sum % 11
-	if r < 2 {
-		return 0
+	if r := sum % 11; r >= 2 {
+		return 11 - r
 	}
-	return 11 - r
+	return 0
+}
+
+func allSame(c string) bool {
+	for i := 1; i < len(c); i++ {
+		if c[i] != c[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidCPF reports whether s (mask allowed) is a CPF: 11 digits after
 // cleaning, both check digits right, and not all digits equal.
 func ValidCPF(s string) bool {
 	c := CleanDocument(s)
-	if len(c) != 11 || !allDigits(c) {
+	if len(c) != 11 || !allDigits(c) || allSame(c) {
 		return false
 	}
-	if strings.Count(c, c[:1]) == 11 {
-		return false
-	}
-	vals := make([]int, 11)
-	for i := range 11 {
-		vals[i] = int(c[i] - '0')
-	}
-	w1 := []int{10, 9, 8, 7, 6, 5, 4, 3, 2}
-	w2 := []int{11, 10, 9, 8, 7, 6, 5, 4, 3, 2}
-	return taxDV(vals[:9], w1) == vals[9] && taxDV(vals[:10], w2) == vals[10]
+	return taxDV(c, 9, 10, false) == int(c[9]-'0') && taxDV(c, 10, 11, false) == int(c[10]-'0')
 }
 
 // ValidCNPJ reports whether s (mask allowed, any case) is a CNPJ, numeric or
@@ -74,8 +94,7 @@ func ValidCNPJ(s string) bool {
 	if len(c) != 14 {
 		return false
 	}
-	vals := make([]int, 14)
-	for i := range 14 {
+	for i := 0; i < 14; i++ {
 		ch := c[i]
 		switch {
 		case ch >= '0' && ch <= '9':
@@ -83,14 +102,11 @@ func ValidCNPJ(s string) bool {
 		default:
 			return false
 		}
-		vals[i] = int(ch) - 48
 	}
-	if strings.Count(c, c[:1]) == 14 {
+	if allSame(c) {
 		return false
 	}
-	w1 := []int{5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2}
-	w2 := []int{6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2}
-	return taxDV(vals[:12], w1) == vals[12] && taxDV(vals[:13], w2) == vals[13]
+	return taxDV(c, 12, 5, true) == int(c[12]-'0') && taxDV(c, 13, 6, true) == int(c[13]-'0')
 }
 
 // FormatCPF formats a CPF as "529.982.247-25". Input that does not clean to
