@@ -21,6 +21,10 @@ import (
 	_ "remessa/sandbox/pix"
 )
 
+// EmbeddedAddr is where the embedded sandbox listens when the port is free
+// (the default address of `remessa sandbox`).
+const EmbeddedAddr = "127.0.0.1:8080"
+
 // Real service base URLs (real-service.md, top).
 const (
 	HomologBaseURL    = "https://cobrancas-h.api.efipay.com.br"
@@ -86,19 +90,28 @@ func connect(ctx context.Context, c serviceConfig) (*Service, error) {
 		if err := os.MkdirAll(c.SandboxDir, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox embutido: %w", err)
 		}
-		srv, err := sandbox.New(sandbox.Config{Addr: "127.0.0.1:0", DataDir: c.SandboxDir,
-			ClientID: EmbeddedClientID, ClientSecret: EmbeddedClientSecret, Logger: zerolog.Nop()})
-		if err != nil {
-			if errors.Is(err, sandbox.ErrBusy) || strings.Contains(err.Error(), "in use") {
-				return nil, fmt.Errorf("a pasta do sandbox embutido %s está em uso por um \"remessa sandbox\" em execução; pare-o ou rode com --base-url apontando para ele: %w", c.SandboxDir, err)
+		// The default address of `remessa sandbox` first, so the links in
+		// the results work again when `remessa sandbox --data <folder>`
+		// serves the same data; any free port when it is taken.
+		var rn *sandbox.Running
+		for _, addr := range []string{EmbeddedAddr, "127.0.0.1:0"} {
+			srv, err := sandbox.New(sandbox.Config{Addr: addr, DataDir: c.SandboxDir,
+				ClientID: EmbeddedClientID, ClientSecret: EmbeddedClientSecret, Logger: zerolog.Nop()})
+			if err != nil {
+				if errors.Is(err, sandbox.ErrBusy) || strings.Contains(err.Error(), "in use") {
+					return nil, fmt.Errorf("a pasta do sandbox embutido %s está em uso por um \"remessa sandbox\" em execução; pare-o ou rode com --base-url apontando para ele: %w", c.SandboxDir, err)
+				}
+				return nil, fmt.Errorf("sandbox embutido (%s): %w", c.SandboxDir, err)
 			}
-			return nil, fmt.Errorf("sandbox embutido (%s): %w", c.SandboxDir, err)
-		}
-		rn, err := srv.Start()
-		if err != nil {
+			if rn, err = srv.Start(); err == nil {
+				break
+			}
 			srv.Close()
-			return nil, fmt.Errorf("sandbox embutido: %w", err)
+			if addr != EmbeddedAddr {
+				return nil, fmt.Errorf("sandbox embutido: %w", err)
+			}
 		}
+		srv := rn.Server
 		s.running, s.SandboxDir, s.PayeeCode = rn, c.SandboxDir, rn.PayeeCode
 		if acc, ok := srv.Auth().AccountByPayeeCode(rn.PayeeCode); ok {
 			for _, k := range c.PixKeys {
