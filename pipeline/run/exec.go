@@ -76,6 +76,11 @@ type executor struct {
 // execute connects to the service and drives every unfinished row of the
 // journal to its end (or until a stop), then writes the results.
 func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, warnings []string) (*Outcome, error) {
+	unlock, err := lockRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	metas, err := j.Meta(ctx)
 	if err != nil {
 		return nil, err

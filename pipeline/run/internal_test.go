@@ -104,3 +104,20 @@ func TestNextMidnight(t *testing.T) {
 		t.Errorf("nextMidnight = %v, want %v", got.UTC(), want)
 	}
 }
+
+func TestRunLock(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := lockRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockRun(dir); err == nil {
+		t.Fatal("a second process could work on the same run")
+	}
+	unlock()
+	u2, err := lockRun(dir)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	u2()
+}
