@@ -45,13 +45,8 @@ func schemaOf(t reflect.Type, lang string) map[string]any {
 	case reflect.Struct:
 		props := map[string]any{}
 		var req []string
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := f.Tag.Get("yaml")
-			if tag == "" || tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
+		for _, jf := range fieldsOf(t) {
+			f, name := t.Field(jf.index), jf.name
 			p := schemaOf(f.Type, lang)
 			doc := f.Tag.Get("doc")
 			if lang == "en" && f.Tag.Get("doc_en") != "" {
@@ -90,7 +85,7 @@ func schemaOf(t reflect.Type, lang string) map[string]any {
 				p["examples"] = []any{"2027-02-10", "10/02/2027", "dia 10 do próximo mês", "day 10 of next month", "+30d"}
 			}
 			props[name] = p
-			if f.Tag.Get("req") == "true" {
+			if jf.required {
 				req = append(req, name)
 			}
 		}
