@@ -174,27 +174,11 @@ func (m *Module) hCarnetGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 }
 
 func (m *Module) hCarnetMetadata(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	var req metadataReq
-	if e := decode(r, &req); e != nil {
-		return e
-	}
-	cid, nurl, e := validMetadata(&req, "")
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
-		applyMetadata(&req, cid, nurl, &cn.CustomID, &cn.NotificationURL)
+	var md metadataUpdate
+	return m.carnetCode(w, r, p, md.reader(r), func(u *update, cn *Carnet) *Error {
+		md.apply(&cn.CustomID, &cn.NotificationURL)
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 // parcelOf finds parcel {parcel} of cn.
@@ -339,11 +323,7 @@ func carnetClosed(cn *Carnet) *Error {
 }
 
 func (m *Module) hCarnetCancel(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
+	return m.carnetCode(w, r, p, nil, func(u *update, cn *Carnet) *Error {
 		if e := carnetClosed(cn); e != nil {
 			return e
 		}
@@ -360,19 +340,10 @@ func (m *Module) hCarnetCancel(w http.ResponseWriter, r *http.Request, p *auth.P
 		u.setCarnetStatus(cn, CarnetCanceled, "Carnê cancelado")
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func (m *Module) hParcelCancel(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
+	return m.carnetCode(w, r, p, nil, func(u *update, cn *Carnet) *Error {
 		pc, e := parcelOf(r, cn)
 		if e != nil {
 			return e
@@ -383,23 +354,12 @@ func (m *Module) hParcelCancel(w http.ResponseWriter, r *http.Request, p *auth.P
 		u.setStatus(pc, StatusCanceled, "Parcela cancelada", nil)
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func (m *Module) hCarnetResend(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	email, e := validEmailBody(r)
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
+	var email string
+	read := func() (e *Error) { email, e = validEmailBody(r); return e }
+	return m.carnetCode(w, r, p, read, func(u *update, cn *Carnet) *Error {
 		for _, pc := range cn.Parcels {
 			if pc.Status == StatusWaiting {
 				cn.History = append(cn.History, HistoryEntry{Message: "Carnê reenviado para " + email, CreatedAt: u.now})
@@ -408,23 +368,12 @@ func (m *Module) hCarnetResend(w http.ResponseWriter, r *http.Request, p *auth.P
 		}
 		return errf(CodeResend, "invalid_status", "O carnê não tem parcelas com status [waiting] para reenviar")
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func (m *Module) hParcelResend(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	email, e := validEmailBody(r)
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
+	var email string
+	read := func() (e *Error) { email, e = validEmailBody(r); return e }
+	return m.carnetCode(w, r, p, read, func(u *update, cn *Carnet) *Error {
 		pc, e := parcelOf(r, cn)
 		if e != nil {
 			return e
@@ -435,39 +384,19 @@ func (m *Module) hParcelResend(w http.ResponseWriter, r *http.Request, p *auth.P
 		u.history(pc, "Parcela reenviada para "+email)
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func (m *Module) hCarnetHistory(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	desc, e := historyBody(r)
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
+	var desc string
+	read := func() (e *Error) { desc, e = historyBody(r); return e }
+	return m.carnetCode(w, r, p, read, func(u *update, cn *Carnet) *Error {
 		cn.History = append(cn.History, HistoryEntry{Message: desc, CreatedAt: u.now})
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func (m *Module) hCarnetSettle(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
+	return m.carnetCode(w, r, p, nil, func(u *update, cn *Carnet) *Error {
 		if e := carnetClosed(cn); e != nil {
 			return e
 		}
@@ -485,28 +414,14 @@ func (m *Module) hCarnetSettle(w http.ResponseWriter, r *http.Request, p *auth.P
 		}
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func (m *Module) hParcelSettle(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
+	return m.carnetCode(w, r, p, nil, func(u *update, cn *Carnet) *Error {
 		pc, e := parcelOf(r, cn)
 		if e != nil {
 			return e
 		}
 		return settle(u, pc)
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }

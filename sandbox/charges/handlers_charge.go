@@ -552,39 +552,41 @@ func (m *Module) hGet(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 }
 
 func (m *Module) hMetadata(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	var req metadataReq
-	if e := decode(r, &req); e != nil {
-		return e
-	}
-	cid, nurl, e := validMetadata(&req, "")
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	var md metadataUpdate
+	return m.chargeCode(w, r, p, md.reader(r), func(u *update, c *Charge) *Error {
 		if c.CarnetID != 0 {
 			return belongsToCarnet(c)
 		}
-		applyMetadata(&req, cid, nurl, &c.CustomID, &c.NotificationURL)
+		md.apply(&c.CustomID, &c.NotificationURL)
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
-// applyMetadata sets the fields present in req; an empty string clears.
-func applyMetadata(req *metadataReq, cid, nurl *string, dstID, dstURL **string) {
-	if req.CustomID != nil {
-		*dstID = cid
+// metadataUpdate is the checked body of PUT /v1/charge/{id}/metadata and
+// PUT /v1/carnet/{id}/metadata.
+type metadataUpdate struct {
+	req       metadataReq
+	cid, nurl *string
+}
+
+// reader returns the body reader for chargeCode/carnetCode.
+func (md *metadataUpdate) reader(r *http.Request) func() *Error {
+	return func() (e *Error) {
+		if e := decode(r, &md.req); e != nil {
+			return e
+		}
+		md.cid, md.nurl, e = validMetadata(&md.req, "")
+		return e
 	}
-	if req.NotificationURL != nil {
-		*dstURL = nurl
+}
+
+// apply sets the fields present in the request; an empty string clears.
+func (md *metadataUpdate) apply(dstID, dstURL **string) {
+	if md.req.CustomID != nil {
+		*dstID = md.cid
+	}
+	if md.req.NotificationURL != nil {
+		*dstURL = md.nurl
 	}
 }
 
@@ -654,26 +656,15 @@ func validEmailBody(r *http.Request) (string, *Error) {
 }
 
 func (m *Module) hBilletResend(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	email, e := validEmailBody(r)
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	var email string
+	read := func() (e *Error) { email, e = validEmailBody(r); return e }
+	return m.chargeCode(w, r, p, read, func(u *update, c *Charge) *Error {
 		if c.Payment == nil || c.Payment.Billet == nil || c.Status != StatusWaiting {
 			return errf(CodeResend, "invalid_status", "Somente boletos com status [waiting] podem ser reenviados (status atual [%s])", c.Status)
 		}
 		u.history(c, "Boleto reenviado para "+email)
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func cancelable(s string) bool {
@@ -681,11 +672,7 @@ func cancelable(s string) bool {
 }
 
 func (m *Module) hCancel(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	return m.chargeCode(w, r, p, nil, func(u *update, c *Charge) *Error {
 		if c.CarnetID != 0 {
 			return belongsToCarnet(c)
 		}
@@ -695,11 +682,6 @@ func (m *Module) hCancel(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		u.setStatus(c, StatusCanceled, "Cobrança cancelada", nil)
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 // settle marks c settled (manual settlement) after the checks of
@@ -720,21 +702,12 @@ func settle(u *update, c *Charge) *Error {
 }
 
 func (m *Module) hSettle(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	return m.chargeCode(w, r, p, nil, func(u *update, c *Charge) *Error {
 		if c.CarnetID != 0 {
 			return belongsToCarnet(c)
 		}
 		return settle(u, c)
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func historyBody(r *http.Request) (string, *Error) {
@@ -752,23 +725,12 @@ func historyBody(r *http.Request) (string, *Error) {
 }
 
 func (m *Module) hHistory(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	desc, e := historyBody(r)
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	var desc string
+	read := func() (e *Error) { desc, e = historyBody(r); return e }
+	return m.chargeCode(w, r, p, read, func(u *update, c *Charge) *Error {
 		u.history(c, desc)
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func (m *Module) hRefund(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
@@ -865,5 +827,45 @@ func (m *Module) hNotification(w http.ResponseWriter, r *http.Request, p *auth.P
 		changes = []Change{}
 	}
 	httpx.V1Data(w, changes)
+	return nil
+}
+
+// chargeCode is the shape of most charge routes: the path's {id}, then
+// the request body (read, may be nil; it runs before the lock is taken),
+// then one mutation of the charge under the module lock, persisted before
+// the answer {"code":200}. Errors keep that order: a bad id is reported
+// before a bad body, a bad body before a missing charge.
+func (m *Module) chargeCode(w http.ResponseWriter, r *http.Request, p *auth.Principal, read func() *Error, fn func(u *update, c *Charge) *Error) *Error {
+	id, e := pathID(r, "id")
+	if e != nil {
+		return e
+	}
+	if read != nil {
+		if e := read(); e != nil {
+			return e
+		}
+	}
+	if _, e := m.mutateCharge(r.Context(), p.AccountID, id, fn); e != nil {
+		return e
+	}
+	httpx.V1Code(w)
+	return nil
+}
+
+// carnetCode is chargeCode for the carnet named by the path's {id}.
+func (m *Module) carnetCode(w http.ResponseWriter, r *http.Request, p *auth.Principal, read func() *Error, fn func(u *update, cn *Carnet) *Error) *Error {
+	id, e := pathID(r, "id")
+	if e != nil {
+		return e
+	}
+	if read != nil {
+		if e := read(); e != nil {
+			return e
+		}
+	}
+	if _, e := m.mutateCarnet(r.Context(), p.AccountID, id, fn); e != nil {
+		return e
+	}
+	httpx.V1Code(w)
 	return nil
 }

@@ -138,7 +138,9 @@ func (m *Module) hOneStepLink(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	return nil
 }
 
-func (m *Module) hCreateLink(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
+// linkRoute is the shape of POST and PUT /v1/charge/{id}/link: the path's
+// {id}, the link body, one mutation of the charge, the link as answer.
+func (m *Module) linkRoute(w http.ResponseWriter, r *http.Request, p *auth.Principal, fn func(u *update, c *Charge, req *linkReq) *Error) *Error {
 	id, e := pathID(r, "id")
 	if e != nil {
 		return e
@@ -147,7 +149,16 @@ func (m *Module) hCreateLink(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	if e := decode(r, &req); e != nil {
 		return e
 	}
-	c, e := m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	c, e := m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error { return fn(u, c, &req) })
+	if e != nil {
+		return e
+	}
+	httpx.V1Data(w, linkView(c, m.base(r)))
+	return nil
+}
+
+func (m *Module) hCreateLink(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
+	return m.linkRoute(w, r, p, func(u *update, c *Charge, req *linkReq) *Error {
 		if c.CarnetID != 0 {
 			return belongsToCarnet(c)
 		}
@@ -157,59 +168,30 @@ func (m *Module) hCreateLink(w http.ResponseWriter, r *http.Request, p *auth.Pri
 		if c.Status != StatusNew {
 			return errf(CodeCannotPay, "invalid_status", "Só é possível gerar link para cobrança com status [new] (status atual [%s])", c.Status)
 		}
-		return applyLink(u, c, &req, "", true)
+		return applyLink(u, c, req, "", true)
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Data(w, linkView(c, m.base(r)))
-	return nil
 }
 
 func (m *Module) hUpdateLink(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	var req linkReq
-	if e := decode(r, &req); e != nil {
-		return e
-	}
-	c, e := m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	return m.linkRoute(w, r, p, func(u *update, c *Charge, req *linkReq) *Error {
 		if c.Link == nil {
 			return errf(CodeLinkNotUpdatable, "link_not_updatable", "A cobrança %d não tem link de pagamento", c.ID)
 		}
 		if c.Status != StatusLink && c.Status != StatusExpired {
 			return errf(CodeLinkNotUpdatable, "link_not_updatable", "O link de pagamento só pode ser alterado enquanto o pagamento não foi confirmado (status atual [%s])", c.Status)
 		}
-		return applyLink(u, c, &req, "", false)
+		return applyLink(u, c, req, "", false)
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Data(w, linkView(c, m.base(r)))
-	return nil
 }
 
 func (m *Module) hLinkResend(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	email, e := validEmailBody(r)
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	var email string
+	read := func() (e *Error) { email, e = validEmailBody(r); return e }
+	return m.chargeCode(w, r, p, read, func(u *update, c *Charge) *Error {
 		if c.Status != StatusLink {
 			return errf(CodeResend, "invalid_status", "Somente links com status [link] podem ser reenviados (status atual [%s])", c.Status)
 		}
 		u.history(c, "Link de pagamento reenviado para "+email)
 		return nil
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
