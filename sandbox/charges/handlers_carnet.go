@@ -217,22 +217,20 @@ func checkParcelDue(pc *Charge, due, today time.Time) *Error {
 }
 
 func (m *Module) hParcelUpdate(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
+	var due time.Time
+	read := func() *Error {
+		var req expireReq
+		if e := decode(r, &req); e != nil {
+			return e
+		}
+		if req.ExpireAt == nil {
+			return required("/expire_at")
+		}
+		var e *Error
+		due, e = parseDate("/expire_at", *req.ExpireAt)
 		return e
 	}
-	var req expireReq
-	if e := decode(r, &req); e != nil {
-		return e
-	}
-	if req.ExpireAt == nil {
-		return required("/expire_at")
-	}
-	due, e := parseDate("/expire_at", *req.ExpireAt)
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCarnet(r.Context(), p.AccountID, id, func(u *update, cn *Carnet) *Error {
+	return m.carnetCode(w, r, p, read, func(u *update, cn *Carnet) *Error {
 		pc, e := parcelOf(r, cn)
 		if e != nil {
 			return e
@@ -242,11 +240,6 @@ func (m *Module) hParcelUpdate(w http.ResponseWriter, r *http.Request, p *auth.P
 		}
 		return setDue(u, pc, due)
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 func (m *Module) hParcelsUpdate(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {

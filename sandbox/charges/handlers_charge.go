@@ -591,19 +591,17 @@ func (md *metadataUpdate) apply(dstID, dstURL **string) {
 }
 
 func (m *Module) hBilletUpdate(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
+	var due time.Time
+	read := func() *Error {
+		var req expireReq
+		if e := decode(r, &req); e != nil {
+			return e
+		}
+		var e *Error
+		due, e = validDue(req.ExpireAt, "/expire_at", rules.Today(m.now()))
 		return e
 	}
-	var req expireReq
-	if e := decode(r, &req); e != nil {
-		return e
-	}
-	due, e := validDue(req.ExpireAt, "/expire_at", rules.Today(m.now()))
-	if e != nil {
-		return e
-	}
-	_, e = m.mutateCharge(r.Context(), p.AccountID, id, func(u *update, c *Charge) *Error {
+	return m.chargeCode(w, r, p, read, func(u *update, c *Charge) *Error {
 		if c.CarnetID != 0 {
 			return belongsToCarnet(c)
 		}
@@ -615,11 +613,6 @@ func (m *Module) hBilletUpdate(w http.ResponseWriter, r *http.Request, p *auth.P
 		}
 		return setDue(u, c, due)
 	})
-	if e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
 }
 
 // setDue changes a slip's due date: new barcode and typed line (same free
@@ -836,24 +829,18 @@ func (m *Module) hNotification(w http.ResponseWriter, r *http.Request, p *auth.P
 // the answer {"code":200}. Errors keep that order: a bad id is reported
 // before a bad body, a bad body before a missing charge.
 func (m *Module) chargeCode(w http.ResponseWriter, r *http.Request, p *auth.Principal, read func() *Error, fn func(u *update, c *Charge) *Error) *Error {
-	id, e := pathID(r, "id")
-	if e != nil {
-		return e
-	}
-	if read != nil {
-		if e := read(); e != nil {
-			return e
-		}
-	}
-	if _, e := m.mutateCharge(r.Context(), p.AccountID, id, fn); e != nil {
-		return e
-	}
-	httpx.V1Code(w)
-	return nil
+	return codeAfter(w, r, p, read, m.mutateCharge, fn)
 }
 
 // carnetCode is chargeCode for the carnet named by the path's {id}.
 func (m *Module) carnetCode(w http.ResponseWriter, r *http.Request, p *auth.Principal, read func() *Error, fn func(u *update, cn *Carnet) *Error) *Error {
+	return codeAfter(w, r, p, read, m.mutateCarnet, fn)
+}
+
+// codeAfter is chargeCode and carnetCode for either kind of object.
+func codeAfter[T any](w http.ResponseWriter, r *http.Request, p *auth.Principal, read func() *Error,
+	mutate func(ctx context.Context, account string, id int64, fn func(u *update, v *T) *Error) (*T, *Error),
+	fn func(u *update, v *T) *Error) *Error {
 	id, e := pathID(r, "id")
 	if e != nil {
 		return e
@@ -863,7 +850,7 @@ func (m *Module) carnetCode(w http.ResponseWriter, r *http.Request, p *auth.Prin
 			return e
 		}
 	}
-	if _, e := m.mutateCarnet(r.Context(), p.AccountID, id, fn); e != nil {
+	if _, e := mutate(r.Context(), p.AccountID, id, fn); e != nil {
 		return e
 	}
 	httpx.V1Code(w)
