@@ -102,23 +102,37 @@ func (m *Module) paidDate(s string) (time.Time, error) {
 	return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, rules.SaoPaulo), nil
 }
 
+// start does what every pay and refund route does first, answering the
+// refusal itself when ok is false: the charges module (503 without it),
+// the path's ids in order (400), the account of ?payee_code= (404) and the
+// optional body into req (400).
+func (m *Module) start(w http.ResponseWriter, r *http.Request, req any, names ...string) (c Charges, ids []int64, account string, ok bool) {
+	if c, ok = m.chargesOr503(w); !ok {
+		return nil, nil, "", false
+	}
+	for _, name := range names {
+		id, ok := pathID(w, r, name)
+		if !ok {
+			return nil, nil, "", false
+		}
+		ids = append(ids, id)
+	}
+	if account, ok = m.account(w, r); !ok {
+		return nil, nil, "", false
+	}
+	if !decodeOptional(w, r, req) {
+		return nil, nil, "", false
+	}
+	return c, ids, account, true
+}
+
 func (m *Module) handlePayCharge(w http.ResponseWriter, r *http.Request) {
-	c, ok := m.chargesOr503(w)
-	if !ok {
-		return
-	}
-	id, ok := pathID(w, r, "id")
-	if !ok {
-		return
-	}
-	account, ok := m.account(w, r)
-	if !ok {
-		return
-	}
 	var req PayRequest
-	if !decodeOptional(w, r, &req) {
+	c, ids, account, ok := m.start(w, r, &req, "id")
+	if !ok {
 		return
 	}
+	id := ids[0]
 	owner, found := c.ChargeAccount(id)
 	if !found || (account != "" && owner != account) {
 		fail(w, http.StatusNotFound, "charge_not_found", "id", "cobrança %d não encontrada", id)
@@ -137,26 +151,12 @@ func (m *Module) handlePayCharge(w http.ResponseWriter, r *http.Request) {
 }
 
 func (m *Module) handlePayParcel(w http.ResponseWriter, r *http.Request) {
-	c, ok := m.chargesOr503(w)
-	if !ok {
-		return
-	}
-	id, ok := pathID(w, r, "id")
-	if !ok {
-		return
-	}
-	n, ok := pathID(w, r, "n")
-	if !ok {
-		return
-	}
-	account, ok := m.account(w, r)
-	if !ok {
-		return
-	}
 	var req PayRequest
-	if !decodeOptional(w, r, &req) {
+	c, ids, account, ok := m.start(w, r, &req, "id", "n")
+	if !ok {
 		return
 	}
+	id, n := ids[0], ids[1]
 	cn, err := m.findCarnet(r.Context(), account, id)
 	if err != nil {
 		m.internal(w, err)
@@ -205,22 +205,12 @@ func (m *Module) pay(w http.ResponseWriter, r *http.Request, c Charges, account 
 }
 
 func (m *Module) handleRefund(w http.ResponseWriter, r *http.Request) {
-	c, ok := m.chargesOr503(w)
-	if !ok {
-		return
-	}
-	id, ok := pathID(w, r, "id")
-	if !ok {
-		return
-	}
-	account, ok := m.account(w, r)
-	if !ok {
-		return
-	}
 	var req RefundRequest
-	if !decodeOptional(w, r, &req) {
+	c, ids, account, ok := m.start(w, r, &req, "id")
+	if !ok {
 		return
 	}
+	id := ids[0]
 	var cents int64
 	if req.Value != nil {
 		if cents = *req.Value; cents <= 0 {
