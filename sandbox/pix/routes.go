@@ -102,12 +102,7 @@ func (m *Module) Register(mux *http.ServeMux) {
 	})
 	// Split.
 	h("POST /v2/gn/split/config", scSplitWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		body, e := readBody(w, r, maxBody)
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		answer(w, http.StatusCreated)(m.saveSplit(r.Context(), ai, newTxid(), body))
+		withBody(w, r, http.StatusCreated, func(body []byte) (any, *apiError) { return m.saveSplit(r.Context(), ai, newTxid(), body) })
 	})
 	h("PUT /v2/gn/split/config/{id}", scSplitWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
 		id := r.PathValue("id")
@@ -115,12 +110,7 @@ func (m *Module) Register(mux *http.ServeMux) {
 			writeErr(w, splitProblem("id inválido.", []Violacao{{Razao: "deve ter de 1 a 35 caracteres alfanuméricos", Propriedade: "id", Valor: id}}))
 			return
 		}
-		body, e := readBody(w, r, maxBody)
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		answer(w, http.StatusCreated)(m.saveSplit(r.Context(), ai, id, body))
+		withBody(w, r, http.StatusCreated, func(body []byte) (any, *apiError) { return m.saveSplit(r.Context(), ai, id, body) })
 	})
 	h("GET /v2/gn/split/config/{id}", scSplitRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
 		answer(w, http.StatusOK)(m.getSplit(ai.ID, r.PathValue("id"), r.URL.Query().Get("revisao")))
@@ -144,12 +134,9 @@ func (m *Module) Register(mux *http.ServeMux) {
 		answer(w, http.StatusOK)(m.listPix(ai.ID, r.URL.Query()))
 	})
 	h("PUT /v2/pix/{e2eId}/devolucao/{id}", scPixWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		body, e := readBody(w, r, maxBody)
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		answer(w, http.StatusCreated)(m.putRefund(r.Context(), ai.ID, r.PathValue("e2eId"), r.PathValue("id"), body))
+		withBody(w, r, http.StatusCreated, func(body []byte) (any, *apiError) {
+			return m.putRefund(r.Context(), ai.ID, r.PathValue("e2eId"), r.PathValue("id"), body)
+		})
 	})
 	h("GET /v2/pix/{e2eId}/devolucao/{id}", scPixRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
 		answer(w, http.StatusOK)(m.getRefund(ai.ID, r.PathValue("e2eId"), r.PathValue("id")))
@@ -157,12 +144,7 @@ func (m *Module) Register(mux *http.ServeMux) {
 	// Sending.
 	for _, v := range []string{"v2", "v3"} {
 		h("PUT /"+v+"/gn/pix/{idEnvio}", scPixSend, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-			body, e := readBody(w, r, maxBody)
-			if e != nil {
-				writeErr(w, e)
-				return
-			}
-			answer(w, http.StatusCreated)(m.putSend(r.Context(), ai, r.PathValue("idEnvio"), body))
+			withBody(w, r, http.StatusCreated, func(body []byte) (any, *apiError) { return m.putSend(r.Context(), ai, r.PathValue("idEnvio"), body) })
 		})
 	}
 	h("GET /v2/gn/pix/enviados/{e2eId}", scSendRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
@@ -176,12 +158,7 @@ func (m *Module) Register(mux *http.ServeMux) {
 	})
 	// Webhooks.
 	h("PUT /v2/webhook/{chave}", scHookWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		body, e := readBody(w, r, maxBody)
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		answer(w, http.StatusOK)(m.putWebhook(r.Context(), ai, r.PathValue("chave"), body))
+		withBody(w, r, http.StatusOK, func(body []byte) (any, *apiError) { return m.putWebhook(r.Context(), ai, r.PathValue("chave"), body) })
 	})
 	h("GET /v2/webhook/{chave}", scHookRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
 		answer(w, http.StatusOK)(m.getWebhook(ai, r.PathValue("chave")))
@@ -227,6 +204,17 @@ func noContent(w http.ResponseWriter, status int, e *apiError) {
 	w.WriteHeader(status)
 }
 
+// withBody reads the request body (at most maxBody bytes) and answers
+// status with what fn makes of it, or the problem either step gives.
+func withBody(w http.ResponseWriter, r *http.Request, status int, fn func(body []byte) (any, *apiError)) {
+	body, e := readBody(w, r, maxBody)
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	answer(w, status)(fn(body))
+}
+
 // readBody reads at most limit bytes of the request body.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
@@ -250,12 +238,9 @@ func (m *Module) create(w http.ResponseWriter, r *http.Request, ai accountInfo, 
 }
 
 func (m *Module) patch(w http.ResponseWriter, r *http.Request, ai accountInfo, kind string) {
-	body, e := readBody(w, r, maxBody)
-	if e != nil {
-		writeErr(w, e)
-		return
-	}
-	answer(w, http.StatusOK)(m.patchCharge(r.Context(), ai, kind, r.PathValue("txid"), body))
+	withBody(w, r, http.StatusOK, func(body []byte) (any, *apiError) {
+		return m.patchCharge(r.Context(), ai, kind, r.PathValue("txid"), body)
+	})
 }
 
 func (m *Module) get(w http.ResponseWriter, r *http.Request, ai accountInfo, kind string) {
