@@ -94,13 +94,13 @@ type Outcome struct {
 }
 
 // ExitCode is the process exit code for the outcome: 0 every row issued,
-// 1 some rows refused, denied or ambiguous, 3 the run stopped with rows
-// pending (resume it).
+// 1 some rows refused, denied or ambiguous (resume looks the ambiguous ones
+// up again), 3 the run stopped with rows pending (resume it).
 func (o *Outcome) ExitCode() int {
-	if o.Stop != nil || !o.Results.Run.Complete {
+	t := o.Results.Totals
+	if o.Stop != nil || t.Pending.Rows > 0 {
 		return 3
 	}
-	t := o.Results.Totals
 	if t.Refused.Rows+t.Denied.Rows+t.Ambiguous.Rows > 0 {
 		return 1
 	}
