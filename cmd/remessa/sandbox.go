@@ -226,8 +226,7 @@ func runSandboxApps(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "remessa sandbox apps: argumento inesperado %q (subcomando: add)\n", pos[0])
 		return exitUsage
 	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "remessa sandbox apps: --format %q: use text ou json\n", *format)
+	if !checkFormat("sandbox apps", *format, stderr) {
 		return exitUsage
 	}
 	a, closeFn, err := sandbox.OpenAuth(*dataDir, false)
@@ -310,8 +309,7 @@ func runSandboxAppsAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "remessa sandbox apps add: argumento inesperado %q\n", pos[0])
 		return exitUsage
 	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "remessa sandbox apps add: --format %q: use text ou json\n", *format)
+	if !checkFormat("sandbox apps add", *format, stderr) {
 		return exitUsage
 	}
 	if *scopes != "" {

@@ -51,6 +51,35 @@ func (c *controlFlags) bind(fs *flag.FlagSet) {
 
 func (c *controlFlags) client() *control.Client { return &control.Client{BaseURL: c.url} }
 
+// parse parses args of subcommand cmd (flags bound on fs, the shared ones
+// included) and checks --format; when ok is false the caller exits with
+// code.
+func (c *controlFlags) parse(fs *flag.FlagSet, cmd *command, args []string, stderr io.Writer) (pos []string, code int, ok bool) {
+	pos, code, ok = parseFlags(fs, args)
+	if !ok {
+		return nil, code, false
+	}
+	if !checkFormat(cmd.Name, c.format, stderr) {
+		return nil, exitUsage, false
+	}
+	return pos, exitOK, true
+}
+
+// moneyFlag parses the --value of subcommand name (example shows the
+// form); ok is false (and the problem printed) for a bad or non-positive
+// value. An empty flag is 0, ok.
+func moneyFlag(name, value, example string, stderr io.Writer) (int64, bool) {
+	if value == "" {
+		return 0, true
+	}
+	v, err := formats.ParseMoney(value)
+	if err != nil || v <= 0 {
+		fmt.Fprintf(stderr, "remessa %s: --value %q: informe um valor positivo como \"%s\"\n", name, value, example)
+		return 0, false
+	}
+	return v, true
+}
+
 // controlDone prints the answer (or the error) and returns the exit code.
 func controlDone(name string, stdout, stderr io.Writer, format string, v any, text string, err error) int {
 	if err != nil {
@@ -98,27 +127,21 @@ func runSandboxPay(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cf.payee, "payee-code", "", "conta dona da cobrança (payee_code); padrão: a dona")
 	value := fs.String("value", "", "valor pago (\"R$ 1.234,56\", \"1234,56\" ou \"1234.56\"); padrão: o valor da cobrança")
 	date := fs.String("date", "", "data do pagamento (\"10/03/2026\" ou \"2026-03-10\"); padrão: hoje no sandbox")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := cf.parse(fs, payCmd, args, stderr)
 	if !ok {
 		return code
-	}
-	if !checkFormat(payCmd.Name, cf.format, stderr) {
-		return exitUsage
 	}
 	if len(pos) < 2 {
 		fs.Usage()
 		return exitUsage
 	}
 	var req control.PayRequest
-	var cents int64
-	if *value != "" {
-		v, err := formats.ParseMoney(*value)
-		if err != nil || v <= 0 {
-			fmt.Fprintf(stderr, "remessa %s: --value %q: informe um valor positivo como \"R$ 150,75\"\n", payCmd.Name, *value)
-			return exitUsage
-		}
-		cents = v
-		req.Value = &v
+	cents, ok := moneyFlag(payCmd.Name, *value, "R$ 150,75", stderr)
+	if !ok {
+		return exitUsage
+	}
+	if cents > 0 {
+		req.Value = &cents
 	}
 	if *date != "" {
 		d, err := formats.ParseDate(*date)
@@ -184,12 +207,9 @@ func runSandboxRefund(args []string, stdout, stderr io.Writer) int {
 	cf.bind(fs)
 	fs.StringVar(&cf.payee, "payee-code", "", "conta dona da cobrança (payee_code); padrão: a dona")
 	value := fs.String("value", "", "valor a estornar; padrão: tudo o que ainda não foi estornado")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := cf.parse(fs, refundCmd, args, stderr)
 	if !ok {
 		return code
-	}
-	if !checkFormat(refundCmd.Name, cf.format, stderr) {
-		return exitUsage
 	}
 	if len(pos) != 2 || pos[0] != "card" {
 		fs.Usage()
@@ -199,14 +219,9 @@ func runSandboxRefund(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	var cents int64
-	if *value != "" {
-		v, err := formats.ParseMoney(*value)
-		if err != nil || v <= 0 {
-			fmt.Fprintf(stderr, "remessa %s: --value %q: informe um valor positivo como \"R$ 50,00\"\n", refundCmd.Name, *value)
-			return exitUsage
-		}
-		cents = v
+	cents, ok := moneyFlag(refundCmd.Name, *value, "R$ 50,00", stderr)
+	if !ok {
+		return exitUsage
 	}
 	r, err := cf.client().RefundCard(context.Background(), id, cents, cf.payee)
 	return controlDone(refundCmd.Name, stdout, stderr, cf.format, r,
@@ -218,12 +233,9 @@ func runSandboxClock(args []string, stdout, stderr io.Writer) int {
 	var cf controlFlags
 	cf.bind(fs)
 	to := fs.String("to", "", "avança até esta data (\"2027-03-01\" ou \"01/03/2027\"), mantendo a hora do dia")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := cf.parse(fs, clockCmd, args, stderr)
 	if !ok {
 		return code
-	}
-	if !checkFormat(clockCmd.Name, cf.format, stderr) {
-		return exitUsage
 	}
 	var req control.AdvanceRequest
 	switch {
@@ -274,12 +286,9 @@ func runSandboxOutbox(args []string, stdout, stderr io.Writer) int {
 	var cf controlFlags
 	cf.bind(fs)
 	state := fs.String("state", "", "pending (a entregar) ou done (entregues e desistidas); padrão: as duas")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := cf.parse(fs, outboxCmd, args, stderr)
 	if !ok {
 		return code
-	}
-	if !checkFormat(outboxCmd.Name, cf.format, stderr) {
-		return exitUsage
 	}
 	if len(pos) > 0 || (*state != "" && *state != "pending" && *state != "done") {
 		fs.Usage()
