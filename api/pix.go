@@ -87,52 +87,44 @@ func (p ListCobParams) values() url.Values {
 // PutCob creates an immediate charge with the caller's txid (26-35
 // alphanumerics).
 func (c *Client) PutCob(ctx context.Context, txid string, req CobRequest) (*Cob, error) {
-	var out Cob
-	return &out, c.pix(ctx, http.MethodPut, "/v2/cob/"+esc(txid), req, &out)
+	return pixCall[Cob](ctx, c, http.MethodPut, "/v2/cob/"+esc(txid), req)
 }
 
 // CreateCob creates an immediate charge with a txid chosen by the service
 // (POST /v2/cob; not retried after it may have been processed).
 func (c *Client) CreateCob(ctx context.Context, req CobRequest) (*Cob, error) {
-	var out Cob
-	return &out, c.pix(ctx, http.MethodPost, "/v2/cob", req, &out)
+	return pixCall[Cob](ctx, c, http.MethodPost, "/v2/cob", req)
 }
 
 // PatchCob revises an immediate charge (only while ATIVA).
 func (c *Client) PatchCob(ctx context.Context, txid string, req CobPatch) (*Cob, error) {
-	var out Cob
-	return &out, c.pix(ctx, http.MethodPatch, "/v2/cob/"+esc(txid), req, &out)
+	return pixCall[Cob](ctx, c, http.MethodPatch, "/v2/cob/"+esc(txid), req)
 }
 
 // GetCob returns an immediate charge.
 func (c *Client) GetCob(ctx context.Context, txid string) (*Cob, error) {
-	var out Cob
-	return &out, c.pix(ctx, http.MethodGet, "/v2/cob/"+esc(txid), nil, &out)
+	return pixCall[Cob](ctx, c, http.MethodGet, "/v2/cob/"+esc(txid), nil)
 }
 
 // ListCob lists immediate charges created between Inicio and Fim.
 func (c *Client) ListCob(ctx context.Context, p ListCobParams) (*CobPage, error) {
-	var out CobPage
-	return &out, c.pix(ctx, http.MethodGet, withQuery("/v2/cob", p.values()), nil, &out)
+	return pixCall[CobPage](ctx, c, http.MethodGet, withQuery("/v2/cob", p.values()), nil)
 }
 
 // PutCobV creates a due-date charge.
 func (c *Client) PutCobV(ctx context.Context, txid string, req CobVRequest) (*Cob, error) {
-	var out Cob
-	return &out, c.pix(ctx, http.MethodPut, "/v2/cobv/"+esc(txid), req, &out)
+	return pixCall[Cob](ctx, c, http.MethodPut, "/v2/cobv/"+esc(txid), req)
 }
 
 // PatchCobV revises a due-date charge (only while ATIVA).
 func (c *Client) PatchCobV(ctx context.Context, txid string, req CobPatch) (*Cob, error) {
-	var out Cob
-	return &out, c.pix(ctx, http.MethodPatch, "/v2/cobv/"+esc(txid), req, &out)
+	return pixCall[Cob](ctx, c, http.MethodPatch, "/v2/cobv/"+esc(txid), req)
 }
 
 // GetCobV returns a due-date charge (a batch item still processing or
 // denied is not a charge: 404).
 func (c *Client) GetCobV(ctx context.Context, txid string) (*Cob, error) {
-	var out Cob
-	return &out, c.pix(ctx, http.MethodGet, "/v2/cobv/"+esc(txid), nil, &out)
+	return pixCall[Cob](ctx, c, http.MethodGet, "/v2/cobv/"+esc(txid), nil)
 }
 
 // ListCobV lists due-date charges; LoteCobVID keeps one batch's.
@@ -141,8 +133,7 @@ func (c *Client) ListCobV(ctx context.Context, p ListCobVParams) (*CobVPage, err
 	if p.LoteCobVID != 0 {
 		v.Set("loteCobVId", strconv.FormatInt(p.LoteCobVID, 10))
 	}
-	var out CobVPage
-	return &out, c.pix(ctx, http.MethodGet, withQuery("/v2/cobv", v), nil, &out)
+	return pixCall[CobVPage](ctx, c, http.MethodGet, withQuery("/v2/cobv", v), nil)
 }
 
 // PutLoteCobV creates a batch (id is an integer, as in the central bank's
@@ -159,8 +150,7 @@ func (c *Client) PatchLoteCobV(ctx context.Context, id string, req LoteCobVPatch
 
 // GetLoteCobV returns a batch with the status of each item.
 func (c *Client) GetLoteCobV(ctx context.Context, id string) (*LoteCobV, error) {
-	var out LoteCobV
-	return &out, c.pix(ctx, http.MethodGet, "/v2/lotecobv/"+esc(id), nil, &out)
+	return pixCall[LoteCobV](ctx, c, http.MethodGet, "/v2/lotecobv/"+esc(id), nil)
 }
 
 // WaitLoteCobV polls GET /v2/lotecobv/{id} every interval (default 1 s)
@@ -201,22 +191,19 @@ func (c *Client) ListLoteCobV(ctx context.Context, p ListLoteCobVParams) (*LoteC
 			v.Set(k, s)
 		}
 	}
-	var out LoteCobVPage
-	return &out, c.pix(ctx, http.MethodGet, withQuery("/v2/lotecobv", v), nil, &out)
+	return pixCall[LoteCobVPage](ctx, c, http.MethodGet, withQuery("/v2/lotecobv", v), nil)
 }
 
 // CreateSplitConfig creates a split configuration with a service id
 // (POST; not retried after it may have been processed).
 func (c *Client) CreateSplitConfig(ctx context.Context, req SplitConfigRequest) (*SplitConfig, error) {
-	var out SplitConfig
-	return &out, c.pix(ctx, http.MethodPost, "/v2/gn/split/config", req, &out)
+	return pixCall[SplitConfig](ctx, c, http.MethodPost, "/v2/gn/split/config", req)
 }
 
 // PutSplitConfig creates or revises the configuration id (a change makes
 // a new revision).
 func (c *Client) PutSplitConfig(ctx context.Context, id string, req SplitConfigRequest) (*SplitConfig, error) {
-	var out SplitConfig
-	return &out, c.pix(ctx, http.MethodPut, "/v2/gn/split/config/"+esc(id), req, &out)
+	return pixCall[SplitConfig](ctx, c, http.MethodPut, "/v2/gn/split/config/"+esc(id), req)
 }
 
 // GetSplitConfig returns a configuration: revisao < 0 means the latest.
@@ -225,8 +212,7 @@ func (c *Client) GetSplitConfig(ctx context.Context, id string, revisao int) (*S
 	if revisao >= 0 {
 		path += "?revisao=" + strconv.Itoa(revisao)
 	}
-	var out SplitConfig
-	return &out, c.pix(ctx, http.MethodGet, path, nil, &out)
+	return pixCall[SplitConfig](ctx, c, http.MethodGet, path, nil)
 }
 
 func splitKind(cobv bool) string {
@@ -249,14 +235,12 @@ func (c *Client) UnlinkSplit(ctx context.Context, cobv bool, txid string) error 
 
 // GetCobSplit returns a charge with its split configuration.
 func (c *Client) GetCobSplit(ctx context.Context, cobv bool, txid string) (*CobSplit, error) {
-	var out CobSplit
-	return &out, c.pix(ctx, http.MethodGet, "/v2/gn/split/"+splitKind(cobv)+"/"+esc(txid), nil, &out)
+	return pixCall[CobSplit](ctx, c, http.MethodGet, "/v2/gn/split/"+splitKind(cobv)+"/"+esc(txid), nil)
 }
 
 // GetPix returns a received Pix.
 func (c *Client) GetPix(ctx context.Context, e2eID string) (*PixRecebido, error) {
-	var out PixRecebido
-	return &out, c.pix(ctx, http.MethodGet, "/v2/pix/"+esc(e2eID), nil, &out)
+	return pixCall[PixRecebido](ctx, c, http.MethodGet, "/v2/pix/"+esc(e2eID), nil)
 }
 
 // ListPixParams filter GET /v2/pix.
@@ -274,64 +258,54 @@ func (c *Client) ListPix(ctx context.Context, p ListPixParams) (*PixPage, error)
 			v.Set(k, s)
 		}
 	}
-	var out PixPage
-	return &out, c.pix(ctx, http.MethodGet, withQuery("/v2/pix", v), nil, &out)
+	return pixCall[PixPage](ctx, c, http.MethodGet, withQuery("/v2/pix", v), nil)
 }
 
 // PutDevolucao asks for a refund of a received Pix; id (1-35
 // alphanumerics) makes it idempotent: a reused id answers 409.
 func (c *Client) PutDevolucao(ctx context.Context, e2eID, id string, req DevolucaoRequest) (*Devolucao, error) {
-	var out Devolucao
-	return &out, c.pix(ctx, http.MethodPut, "/v2/pix/"+esc(e2eID)+"/devolucao/"+esc(id), req, &out)
+	return pixCall[Devolucao](ctx, c, http.MethodPut, "/v2/pix/"+esc(e2eID)+"/devolucao/"+esc(id), req)
 }
 
 // GetDevolucao returns a refund.
 func (c *Client) GetDevolucao(ctx context.Context, e2eID, id string) (*Devolucao, error) {
-	var out Devolucao
-	return &out, c.pix(ctx, http.MethodGet, "/v2/pix/"+esc(e2eID)+"/devolucao/"+esc(id), nil, &out)
+	return pixCall[Devolucao](ctx, c, http.MethodGet, "/v2/pix/"+esc(e2eID)+"/devolucao/"+esc(id), nil)
 }
 
 // SendPix sends a Pix (PUT /v3/gn/pix/{idEnvio}, the current route).
 func (c *Client) SendPix(ctx context.Context, idEnvio string, req PixSendRequest) (*PixSendResult, error) {
-	var out PixSendResult
-	return &out, c.pix(ctx, http.MethodPut, "/v3/gn/pix/"+esc(idEnvio), req, &out)
+	return pixCall[PixSendResult](ctx, c, http.MethodPut, "/v3/gn/pix/"+esc(idEnvio), req)
 }
 
 // SendPixV2 is SendPix on the older /v2 route.
 func (c *Client) SendPixV2(ctx context.Context, idEnvio string, req PixSendRequest) (*PixSendResult, error) {
-	var out PixSendResult
-	return &out, c.pix(ctx, http.MethodPut, "/v2/gn/pix/"+esc(idEnvio), req, &out)
+	return pixCall[PixSendResult](ctx, c, http.MethodPut, "/v2/gn/pix/"+esc(idEnvio), req)
 }
 
 // GetPixEnviado returns a sent Pix by its endToEndId.
 func (c *Client) GetPixEnviado(ctx context.Context, e2eID string) (*PixEnviado, error) {
-	var out PixEnviado
-	return &out, c.pix(ctx, http.MethodGet, "/v2/gn/pix/enviados/"+esc(e2eID), nil, &out)
+	return pixCall[PixEnviado](ctx, c, http.MethodGet, "/v2/gn/pix/enviados/"+esc(e2eID), nil)
 }
 
 // GetPixEnviadoByID returns a sent Pix by its idEnvio.
 func (c *Client) GetPixEnviadoByID(ctx context.Context, idEnvio string) (*PixEnviado, error) {
-	var out PixEnviado
-	return &out, c.pix(ctx, http.MethodGet, "/v2/gn/pix/enviados/id-envio/"+esc(idEnvio), nil, &out)
+	return pixCall[PixEnviado](ctx, c, http.MethodGet, "/v2/gn/pix/enviados/id-envio/"+esc(idEnvio), nil)
 }
 
 // ListPixEnviados lists sent Pix between Inicio and Fim.
 func (c *Client) ListPixEnviados(ctx context.Context, p ListParams) (*PixEnviadoPage, error) {
-	var out PixEnviadoPage
-	return &out, c.pix(ctx, http.MethodGet, withQuery("/v2/gn/pix/enviados", p.values()), nil, &out)
+	return pixCall[PixEnviadoPage](ctx, c, http.MethodGet, withQuery("/v2/gn/pix/enviados", p.values()), nil)
 }
 
 // PutWebhook registers webhookURL for a key of the account (deliveries
 // go to webhookURL + "/pix" unless it carries ?ignorar=).
 func (c *Client) PutWebhook(ctx context.Context, chave, webhookURL string) (*PixWebhook, error) {
-	var out PixWebhook
-	return &out, c.pix(ctx, http.MethodPut, "/v2/webhook/"+esc(chave), PixWebhook{WebhookURL: webhookURL}, &out)
+	return pixCall[PixWebhook](ctx, c, http.MethodPut, "/v2/webhook/"+esc(chave), PixWebhook{WebhookURL: webhookURL})
 }
 
 // GetWebhook returns the webhook of a key.
 func (c *Client) GetWebhook(ctx context.Context, chave string) (*PixWebhook, error) {
-	var out PixWebhook
-	return &out, c.pix(ctx, http.MethodGet, "/v2/webhook/"+esc(chave), nil, &out)
+	return pixCall[PixWebhook](ctx, c, http.MethodGet, "/v2/webhook/"+esc(chave), nil)
 }
 
 // DeleteWebhook removes the webhook of a key.
@@ -341,8 +315,7 @@ func (c *Client) DeleteWebhook(ctx context.Context, chave string) error {
 
 // ListWebhooks lists the account's webhooks.
 func (c *Client) ListWebhooks(ctx context.Context, p ListParams) (*PixWebhookPage, error) {
-	var out PixWebhookPage
-	return &out, c.pix(ctx, http.MethodGet, withQuery("/v2/webhook", p.values()), nil, &out)
+	return pixCall[PixWebhookPage](ctx, c, http.MethodGet, withQuery("/v2/webhook", p.values()), nil)
 }
 
 // CreateEVP creates a random key (EVP) for the account.
@@ -400,4 +373,11 @@ func (c *Client) SandboxPayPix(ctx context.Context, req PixPayRequest) (*PixPayR
 		return nil, fmt.Errorf("api: POST %s: decode answer: %w", path, err)
 	}
 	return &out, nil
+}
+
+// pixCall makes one Pix API call and decodes its answer into a new T; the
+// pointer comes back with the error too (callers look at the error first).
+func pixCall[T any](ctx context.Context, c *Client, method, path string, in any) (*T, error) {
+	var out T
+	return &out, c.pix(ctx, method, path, in, &out)
 }
