@@ -29,6 +29,9 @@ type Entry struct {
 	Keys        []string `json:"keys"` // "key|due date" of each accepted row
 	// Complete is filled on load from the run's results.json.
 	Complete bool `json:"-"`
+	// notSent are the rows ("key|due") the service denied in that run:
+	// sending them again is not a repetition.
+	notSent map[string]bool
 }
 
 // Index is the runs index of a runs folder.
@@ -61,6 +64,14 @@ func (x *Index) Load() ([]Entry, error) {
 		}
 		if r, err := results.Load(filepath.Join(e.Dir, reports.FileJSON)); err == nil {
 			e.Complete = r.Run.Complete
+			for _, row := range r.Rows {
+				if row.Outcome == results.Denied {
+					if e.notSent == nil {
+						e.notSent = map[string]bool{}
+					}
+					e.notSent[row.Key+"|"+row.DueDate] = true
+				}
+			}
 		}
 		out = append(out, e)
 	}
@@ -103,7 +114,7 @@ func overlaps(entries []Entry, keys []string, service string) string {
 		n := 0
 		var ex []string
 		for _, k := range e.Keys {
-			if mine[k] {
+			if mine[k] && !e.notSent[k] {
 				n++
 				if len(ex) < 3 {
 					ex = append(ex, strings.Replace(k, "|", " vencimento ", 1))

@@ -283,3 +283,41 @@ func TestMonthlyJobNotDuplicate(t *testing.T) {
 		t.Fatalf("a month later: exit %d", out.ExitCode())
 	}
 }
+
+// TestFixedRowsNoWarning: rows the service denied, fixed and sent again
+// in a new input, are not flagged as repeated; rows that were issued are.
+func TestFixedRowsNoWarning(t *testing.T) {
+	dir := t.TempDir()
+	rn := startSandbox(t, sandbox.Memory, nil)
+	ps := payers(4, 13)
+	for i := range ps {
+		ps[i].Chave = rn.PixKey
+	}
+	ps[1].Chave = "outra@nao-e-minha.example.com" // NEGADA
+	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
+	opts := run.Options{BaseURL: rn.URL, Getenv: remoteEnv}
+	out, err := run.Run(context.Background(), job, opts)
+	if err != nil || out.Results.Totals.Denied.Rows != 1 {
+		t.Fatalf("first run: %v %+v", err, out.Results.Totals)
+	}
+	// the fixed row alone: no warning
+	fixed := []payer{ps[1]}
+	fixed[0].Chave = rn.PixKey
+	job = writeJob(t, dir, "cobv", fixed, "service: sandbox")
+	out2, err := run.Run(context.Background(), job, opts)
+	if err != nil || out2.ExitCode() != 0 {
+		t.Fatalf("fixed row: %v", err)
+	}
+	if len(out2.Warnings) != 0 {
+		t.Errorf("a denied row sent again was flagged: %v", out2.Warnings)
+	}
+	// an issued row in another input: flagged
+	job = writeJob(t, dir, "cobv", []payer{ps[0], ps[2]}, "service: sandbox\nconcurrency: 2")
+	out3, err := run.Run(context.Background(), job, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out3.Warnings) != 1 || !strings.Contains(out3.Warnings[0], "2 linha(s)") {
+		t.Errorf("repeated issued rows not flagged: %v", out3.Warnings)
+	}
+}
