@@ -2,6 +2,8 @@ package pix
 
 import (
 	"time"
+
+	"remessa/api"
 )
 
 // Charge statuses (cob and cobv).
@@ -42,47 +44,6 @@ const timeLayout = "2006-01-02T15:04:05.000Z"
 
 func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// Calendario is the calendar of a charge.
-type Calendario struct {
-	Criacao                string `json:"criacao,omitempty"`
-	Expiracao              *int   `json:"expiracao,omitempty"`
-	DataDeVencimento       string `json:"dataDeVencimento,omitempty"`
-	ValidadeAposVencimento *int   `json:"validadeAposVencimento,omitempty"`
-}
-
-// Pessoa is a devedor or recebedor.
-type Pessoa struct {
-	CPF          string `json:"cpf,omitempty"`
-	CNPJ         string `json:"cnpj,omitempty"`
-	Nome         string `json:"nome,omitempty"`
-	NomeFantasia string `json:"nomeFantasia,omitempty"`
-	Email        string `json:"email,omitempty"`
-	Logradouro   string `json:"logradouro,omitempty"`
-	Cidade       string `json:"cidade,omitempty"`
-	UF           string `json:"uf,omitempty"`
-	CEP          string `json:"cep,omitempty"`
-}
-
-// Modalidade is multa, juros or abatimento: a modality and a value or
-// percentage with two decimals.
-type Modalidade struct {
-	Modalidade int    `json:"modalidade"`
-	ValorPerc  string `json:"valorPerc"`
-}
-
-// DataFixa is one fixed-date discount.
-type DataFixa struct {
-	Data      string `json:"data"`
-	ValorPerc string `json:"valorPerc"`
-}
-
-// Desconto is the discount of a cobv.
-type Desconto struct {
-	Modalidade       int        `json:"modalidade"`
-	ValorPerc        string     `json:"valorPerc,omitempty"`
-	DescontoDataFixa []DataFixa `json:"descontoDataFixa,omitempty"`
-}
-
 // Valor is the amount section of a charge.
 type Valor struct {
 	Original            string      `json:"original"`
@@ -93,11 +54,22 @@ type Valor struct {
 	Desconto            *Desconto   `json:"desconto,omitempty"`
 }
 
-// InfoAdicional is a name/value pair shown to the payer.
-type InfoAdicional struct {
-	Nome  string `json:"nome"`
-	Valor string `json:"valor"`
-}
+// Wire types shared with the client: one definition of the Pix API's JSON
+// contract, so the sandbox answers exactly what api.Client decodes (see
+// docs/sandbox-core.md, "Wire types"). Valor, Loc and Cob stay the
+// server's own: the answer always carries valor.original, loc.location and
+// loc.tipoCob, which the client's request-side types omit when empty.
+type (
+	Calendario    = api.PixCalendario
+	Pessoa        = api.PixPessoa
+	Modalidade    = api.PixModalidade
+	DataFixa      = api.PixDataFixa
+	Desconto      = api.PixDesconto
+	InfoAdicional = api.PixInfoAdicional
+	Devolucao     = api.Devolucao
+	HorarioDev    = api.PixHorario
+	Recebido      = api.PixRecebido
+)
 
 // Loc is the payload location of a charge.
 type Loc struct {
@@ -135,35 +107,6 @@ type charge struct {
 	Cents    int64     `json:"cents"`
 	Paid     []string  `json:"paid,omitempty"` // endToEndIds of received Pix
 	Body     Cob       `json:"body"`
-}
-
-// Devolucao is a refund of a received Pix.
-type Devolucao struct {
-	ID        string     `json:"id"`
-	RtrID     string     `json:"rtrId"`
-	Valor     string     `json:"valor"`
-	Natureza  string     `json:"natureza,omitempty"`
-	Descricao string     `json:"descricao,omitempty"`
-	Horario   HorarioDev `json:"horario"`
-	Status    string     `json:"status"`
-	Motivo    string     `json:"motivo,omitempty"`
-}
-
-// HorarioDev holds the times of a refund or a send.
-type HorarioDev struct {
-	Solicitacao string `json:"solicitacao"`
-	Liquidacao  string `json:"liquidacao,omitempty"`
-}
-
-// Recebido is a received Pix.
-type Recebido struct {
-	EndToEndID  string      `json:"endToEndId"`
-	Txid        string      `json:"txid,omitempty"`
-	Valor       string      `json:"valor"`
-	Chave       string      `json:"chave,omitempty"`
-	Horario     string      `json:"horario"`
-	InfoPagador string      `json:"infoPagador,omitempty"`
-	Devolucoes  []Devolucao `json:"devolucoes,omitempty"`
 }
 
 // received is the stored form of a received Pix.

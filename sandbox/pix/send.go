@@ -9,8 +9,19 @@ import (
 	"strings"
 	"time"
 
+	"remessa/api"
 	"remessa/rules"
 	"remessa/sandbox/store"
+)
+
+// The answers of the send routes are the client's types (one wire
+// contract; see model.go).
+type (
+	ContaBanco    = api.PixContaBanco
+	Identificacao = api.PixIdentificacao
+	Favorecido    = api.PixFavorecido
+	Enviado       = api.PixEnviado
+	EnvioCriado   = api.PixSendResult
 )
 
 // SandboxTestKey is the only key a send by key may go to in the sandbox.
@@ -21,56 +32,6 @@ const (
 	sendConfirmMax = 1000 // 0.01..10.00 confirmed by webhook
 	sendRejectMax  = 2000 // 10.01..20.00 rejected by webhook; above: rejected on the request
 )
-
-// ContaBanco is a destination given by bank data.
-type ContaBanco struct {
-	Nome        string `json:"nome"`
-	CPF         string `json:"cpf,omitempty"`
-	CNPJ        string `json:"cnpj,omitempty"`
-	CodigoBanco string `json:"codigoBanco"`
-	Agencia     string `json:"agencia"`
-	Conta       string `json:"conta"`
-	TipoConta   string `json:"tipoConta"`
-}
-
-// Identificacao names the owner of the destination key (CPF masked).
-type Identificacao struct {
-	Nome string `json:"nome"`
-	CPF  string `json:"cpf,omitempty"`
-	CNPJ string `json:"cnpj,omitempty"`
-}
-
-// Favorecido is the destination of a send.
-type Favorecido struct {
-	Chave         string         `json:"chave,omitempty"`
-	CPF           string         `json:"cpf,omitempty"`
-	CNPJ          string         `json:"cnpj,omitempty"`
-	ContaBanco    *ContaBanco    `json:"contaBanco,omitempty"`
-	Identificacao *Identificacao `json:"identificacao,omitempty"`
-}
-
-// Enviado is a sent Pix as answered by the queries.
-type Enviado struct {
-	EndToEndID  string      `json:"endToEndId"`
-	IDEnvio     string      `json:"idEnvio"`
-	Valor       string      `json:"valor"`
-	Chave       string      `json:"chave"`
-	Status      string      `json:"status"`
-	InfoPagador string      `json:"infoPagador,omitempty"`
-	Horario     HorarioDev  `json:"horario"`
-	Favorecido  Favorecido  `json:"favorecido"`
-	Devolucoes  []Devolucao `json:"devolucoes,omitempty"`
-	Motivo      string      `json:"motivo,omitempty"`
-}
-
-// EnvioCriado is the answer of PUT /v2/gn/pix/{idEnvio}.
-type EnvioCriado struct {
-	IDEnvio string     `json:"idEnvio"`
-	E2EID   string     `json:"e2eId"`
-	Valor   string     `json:"valor"`
-	Horario HorarioDev `json:"horario"`
-	Status  string     `json:"status"`
-}
 
 // envio is the stored form of a send.
 type envio struct {
