@@ -19,7 +19,7 @@ const slabRows = 64
 
 type csvReader struct {
 	f          *os.File
-	r          *csv.Reader
+	r          *csvParser
 	src        Source
 	opt        Options
 	lineOffset int // lines consumed before the csv.Reader (a "sep=" line)
@@ -76,14 +76,10 @@ func openCSV(path string, f *os.File, size int64, opt Options) (Reader, error) {
 		delim = sniffDelimiter(bin)
 	}
 	c.src.Delimiter = string(delim)
-	c.r = csv.NewReader(bin)
-	c.r.Comma = delim
-	c.r.FieldsPerRecord = -1
-	c.r.ReuseRecord = true
-	c.r.LazyQuotes = false
+	c.r = newCSVParser(bin, delim)
 	// Header: the first record that is not entirely blank.
 	for {
-		rec, err := c.r.Read()
+		rec, line, err := c.r.read()
 		if err == io.EOF {
 			return nil, &Error{File: path, Code: CodeEmpty, Message: "arquivo vazio: falta a linha de cabeçalho", MessageEN: "empty file: the header row is missing"}
 		}
@@ -93,7 +89,6 @@ func openCSV(path string, f *os.File, size int64, opt Options) (Reader, error) {
 		if blankRecord(rec) {
 			continue
 		}
-		line, _ := c.r.FieldPos(0)
 		c.src.HeaderRow = line + c.lineOffset
 		c.src.Headers = make([]string, len(rec))
 		for i, h := range rec {
@@ -116,9 +111,18 @@ func tooLarge(path string, size, max int64) *Error {
 		MessageEN: fmt.Sprintf("file too large: %d bytes (limit %d)", size, max)}
 }
 
+// trimSpaceLike is strings.TrimFunc(s, isSpaceLike), without the call
+// when s neither starts nor ends with a space or a non-ASCII byte.
+func trimSpaceLike(s string) string {
+	if s == "" || s[0] > ' ' && s[0] < utf8.RuneSelf && s[len(s)-1] > ' ' && s[len(s)-1] < utf8.RuneSelf {
+		return s
+	}
+	return strings.TrimFunc(s, isSpaceLike)
+}
+
 func blankRecord(rec []string) bool {
 	for _, s := range rec {
-		if strings.TrimFunc(s, isSpaceLike) != "" {
+		if trimSpaceLike(s) != "" {
 			return false
 		}
 	}
@@ -192,7 +196,7 @@ func (c *csvReader) Next() (Row, error) {
 		return Row{}, io.EOF
 	}
 	for {
-		rec, err := c.r.Read()
+		rec, line, err := c.r.read()
 		if err == io.EOF {
 			c.done = true
 			if c.rows == 0 {
@@ -207,7 +211,6 @@ func (c *csvReader) Next() (Row, error) {
 		if blankRecord(rec) {
 			continue
 		}
-		line, _ := c.r.FieldPos(0)
 		line += c.lineOffset
 		c.rows++
 		if max := c.opt.maxRows(); max > 0 && c.rows > max {
@@ -237,7 +240,7 @@ func (c *csvReader) Next() (Row, error) {
 			c.cells = c.cells[len(rec):]
 		}
 		for i, s := range rec {
-			v := strings.TrimFunc(s, isSpaceLike)
+			v := trimSpaceLike(s)
 			k := KindText
 			if v == "" {
 				k = KindEmpty

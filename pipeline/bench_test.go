@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,12 +81,21 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 	return out
 }
 
-func benchValidate(b *testing.B, jobPath string, wantRows int) {
+func benchValidate(b *testing.B, jobPath string, wantRows int) { benchValidateMode(b, jobPath, wantRows, true) }
+
+// benchValidateMode validates with an Item handler (items are fresh, as
+// plan and run get them) or, when items is false, with only a Note
+// handler, as remessa validate does (ValidateNotes).
+func benchValidateMode(b *testing.B, jobPath string, wantRows int, items bool) {
 	j, err := Load(jobPath, LoadOptions{Now: func() time.Time { return fixedNow }})
 	if err != nil {
 		b.Fatal(err)
 	}
 	runtime.GC()
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	mallocs0 := ms0.Mallocs
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	b.ReportAllocs()
 	var peak uint64
@@ -93,7 +103,14 @@ func benchValidate(b *testing.B, jobPath string, wantRows int) {
 		stop := make(chan struct{})
 		peakc := heapPeak(stop)
 		n := 0
-		sum, err := ValidateStream(context.Background(), j, Handler{Item: func(*Item) error { n++; return nil }})
+		h := Handler{Item: func(*Item) error { n++; return nil }}
+		if !items {
+			h = Handler{Note: func(Note) {}}
+		}
+		sum, err := ValidateStream(context.Background(), j, h)
+		if !items {
+			n = sum.Accepted
+		}
 		close(stop)
 		if p := <-peakc; p > peak {
 			peak = p
@@ -106,8 +123,13 @@ func benchValidate(b *testing.B, jobPath string, wantRows int) {
 		}
 	}
 	b.StopTimer()
+	cpu := cpuTime() - cpu0
 	b.ReportMetric(float64(wantRows*b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(wantRows*b.N)/cpu.Seconds(), "rows/cpu-s")
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.Mallocs-mallocs0)/float64(wantRows*b.N), "allocs/row")
 }
 
 // BenchmarkValidateXLSX100k validates a 100,000-row, 12-column XLSX.
@@ -124,10 +146,33 @@ func BenchmarkValidateCSV1M(b *testing.B) {
 	benchValidate(b, job, 1_000_000)
 }
 
+// BenchmarkValidateNotesCSV1M is BenchmarkValidateCSV1M the way remessa
+// validate runs it: only notes are received, no item is kept.
+func BenchmarkValidateNotesCSV1M(b *testing.B) {
+	job := bigInput(b, "big1m.csv", func(p string) error { return fixtures.WriteBigCSV(p, 1_000_000, true) })
+	benchValidateMode(b, job, 1_000_000, false)
+}
+
+// BenchmarkValidateNotesCSV100k is the same on 100,000 rows.
+func BenchmarkValidateNotesCSV100k(b *testing.B) {
+	job := bigInput(b, "big100k.csv", func(p string) error { return fixtures.WriteBigCSV(p, 100_000, true) })
+	benchValidateMode(b, job, 100_000, false)
+}
+
 // BenchmarkValidateCSV100k is the same on 100,000 rows (quicker to run).
 func BenchmarkValidateCSV100k(b *testing.B) {
 	job := bigInput(b, "big100k.csv", func(p string) error { return fixtures.WriteBigCSV(p, 100_000, true) })
 	benchValidate(b, job, 100_000)
+}
+
+// cpuTime is the user and system CPU time of the process so far: rows
+// per CPU-second do not depend on what else the machine is running.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }

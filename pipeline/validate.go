@@ -141,6 +141,7 @@ func ValidateStream(ctx context.Context, job *Job, h Handler) (*Summary, error) 
 	if err != nil {
 		return nil, err
 	}
+	vr.reuse = h.Item == nil
 	sum := &Summary{}
 	emit := func(n Note) {
 		if n.Severity == SevError {
@@ -320,6 +321,84 @@ type rowValidator struct {
 	dates   map[int64]string
 	// cobvSlot is the request allocated with the current row's item.
 	cobvSlot *CobvRequest
+	// reuse: nobody receives the items, so one is reused for every row;
+	// otherwise items come from slabs, many to an allocation.
+	reuse bool
+	one   itemSlot
+	slab  []itemSlot
+	strs  strArena
+}
+
+// itemSlot is an item with room for its request.
+type itemSlot struct {
+	item Item
+	cobv CobvRequest
+}
+
+// slotsPerSlab is how many items are allocated at once.
+const slotsPerSlab = 32
+
+// nextSlot returns a zeroed item slot for the next row.
+func (vr *rowValidator) nextSlot() *itemSlot {
+	if vr.reuse {
+		vr.one = itemSlot{}
+		return &vr.one
+	}
+	if len(vr.slab) == 0 {
+		vr.slab = make([]itemSlot, slotsPerSlab)
+	}
+	s := &vr.slab[0]
+	vr.slab = vr.slab[1:]
+	return s
+}
+
+// strArena cuts many short strings out of one buffer: a strings.Builder
+// never rewrites the bytes it has handed out through String, so a string
+// taken from it stays valid (and keeps its buffer alive) after later
+// writes; when the buffer is full a new one is started.
+type strArena struct{ b strings.Builder }
+
+const arenaSize = 8 << 10
+
+// begin makes room for n more bytes and returns where the next string
+// starts.
+func (a *strArena) begin(n int) int {
+	if a.b.Cap()-a.b.Len() < n {
+		a.b.Reset()
+		a.b.Grow(max(n, arenaSize))
+	}
+	return a.b.Len()
+}
+
+// end returns the string written since begin returned start.
+func (a *strArena) end(start int) string { return a.b.String()[start:] }
+
+// pixAmount is rules.FormatPixAmount written into the arena.
+func (a *strArena) pixAmount(cents int64) string {
+	var buf [24]byte
+	b := rules.AppendPixAmount(buf[:0], cents)
+	start := a.begin(len(b))
+	a.b.Write(b)
+	return a.end(start)
+}
+
+// join writes the non-empty parts separated by ", " into the arena.
+func (a *strArena) join(parts ...string) string {
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 2
+	}
+	start := a.begin(n)
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if a.b.Len() > start {
+			a.b.WriteString(", ")
+		}
+		a.b.WriteString(p)
+	}
+	return a.end(start)
 }
 
 // isoDate is rules.FormatISODate with a small cache: due dates repeat
@@ -743,17 +822,9 @@ func (rc *rowCtx) getStr(v *Value) string {
 // row validates one data row.
 func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []Note) {
 	rc := &rowCtx{vr: vr, row: row, index: index}
-	var it *Item
-	if vr.kind == results.Cobv {
-		// one allocation for the item and its request
-		pair := &struct {
-			item Item
-			cobv CobvRequest
-		}{}
-		it, vr.cobvSlot = &pair.item, &pair.cobv
-	} else {
-		it = &Item{}
-	}
+	slot := vr.nextSlot()
+	it := &slot.item
+	vr.cobvSlot = &slot.cobv
 	it.Index, it.SourceRow = index, row.Number
 
 	key, kc := rc.text(iKey)
@@ -817,8 +888,8 @@ type payerInfo struct {
 	name, doc, email, phone, birth string
 	isCNPJ                         bool
 	corporate                      string
-	addr                           *Address
-	partialAddr                    bool
+	addr                           Address
+	hasAddr                        bool
 }
 
 func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
@@ -928,7 +999,7 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 		rc.fail("uf_invalida", FState, uc, fmt.Sprintf("UF %q inválida: use a sigla do estado, ex.: SP", ufRaw), fmt.Sprintf("invalid state %q: use the two-letter code, e.g. SP", ufRaw))
 	}
 	if street != "" || number != "" || hood != "" || cep != "" || city != "" || uf != "" {
-		p.addr = &Address{Street: street, Number: number, Neighborhood: hood, Zipcode: cep, City: city, Complement: compl, State: uf}
+		p.addr, p.hasAddr = Address{Street: street, Number: number, Neighborhood: hood, Zipcode: cep, City: city, Complement: compl, State: uf}, true
 		if vr.kind != results.Cobv {
 			var missing []string
 			for _, f := range []struct{ v, id string }{{street, FStreet}, {number, FNumber}, {hood, FNeighborhood}, {cep, FZipcode}, {city, FCity}, {uf, FState}} {
@@ -946,7 +1017,11 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 }
 
 func (p payerInfo) customer() Customer {
-	c := Customer{Name: p.name, Email: p.email, PhoneNumber: p.phone, Birth: p.birth, Address: p.addr}
+	c := Customer{Name: p.name, Email: p.email, PhoneNumber: p.phone, Birth: p.birth}
+	if p.hasAddr {
+		a := p.addr
+		c.Address = &a
+	}
 	if p.isCNPJ {
 		c.JuridicalPerson = &JuridicalPerson{CorporateName: p.corporate, CNPJ: p.doc}
 	} else {
@@ -1271,7 +1346,7 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 		}
 		sol = m
 	}
-	val := CobvValor{Original: rules.FormatPixAmount(valor), Multa: vr.pixMod(rc, s.Multa), Juros: vr.pixMod(rc, s.Juros), Abatimento: vr.pixMod(rc, s.Abatimento)}
+	val := CobvValor{Original: vr.strs.pixAmount(valor), Multa: vr.pixMod(rc, s.Multa), Juros: vr.pixMod(rc, s.Juros), Abatimento: vr.pixMod(rc, s.Abatimento)}
 	if d := s.Desconto; d != nil {
 		cd := &CobvDesconto{Modalidade: d.Modalidade}
 		if d.Modalidade >= 3 {
@@ -1312,8 +1387,9 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 	} else {
 		dev.CPF = p.doc
 	}
-	if a := p.addr; a != nil {
-		dev.Logradouro = joinAddress(a.Street, a.Number, a.Complement)
+	if p.hasAddr {
+		a := &p.addr
+		dev.Logradouro = vr.strs.join(a.Street, a.Number, a.Complement)
 		dev.Cidade, dev.UF, dev.CEP = a.City, a.State, a.Zipcode
 	}
 	validade := s.ValidadeAposVencimento
@@ -1324,25 +1400,6 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 		Txid: txid, Devedor: dev, Valor: val, Chave: chave, SolicitacaoPagador: sol}
 	it.Cobv = vr.cobvSlot
 	it.PixSplit = split
-}
-
-// joinAddress writes "street, number, complement" skipping empty parts.
-func joinAddress(parts ...string) string {
-	n := 0
-	for _, p := range parts {
-		n += len(p) + 2
-	}
-	b := make([]byte, 0, n)
-	for _, p := range parts {
-		if p == "" {
-			continue
-		}
-		if len(b) > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, p...)
-	}
-	return string(b)
 }
 
 // pixSplit resolves the row's Pix split configuration and its shares:
