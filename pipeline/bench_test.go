@@ -81,7 +81,9 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 	return out
 }
 
-func benchValidate(b *testing.B, jobPath string, wantRows int) { benchValidateMode(b, jobPath, wantRows, true) }
+func benchValidate(b *testing.B, jobPath string, wantRows int) {
+	benchValidateMode(b, jobPath, wantRows, true)
+}
 
 // benchValidateMode validates with an Item handler (items are fresh, as
 // plan and run get them) or, when items is false, with only a Note
