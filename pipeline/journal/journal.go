@@ -255,6 +255,18 @@ func Day(t time.Time) string {
 	return t.In(time.FixedZone("America/Sao_Paulo", -3*3600)).Format("2006-01-02")
 }
 
+// AbandonIntended marks the calls still "intended" — left by a process
+// that stopped between journaling a call and journaling its outcome — as
+// "unknown", and returns how many there were. Call it only while no other
+// process works on the journal.
+func (j *Journal) AbandonIntended(ctx context.Context) (int64, error) {
+	res, err := j.db.ExecContext(ctx, `UPDATE calls SET state=?, error=? WHERE state=?`, CallUnknown, "processo interrompido antes da resposta", CallIntended)
+	if err != nil {
+		return 0, wrap("calls", err)
+	}
+	return res.RowsAffected()
+}
+
 // Meta returns every metadata value.
 func (j *Journal) Meta(ctx context.Context) (map[string]string, error) {
 	rs, err := j.db.QueryContext(ctx, `SELECT k, v FROM meta`)

@@ -67,6 +67,9 @@ func TestJournalPersists(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("calls on the São Paulo day: %d %v", n, err)
 	}
+	if n, err := j.AbandonIntended(ctx); err != nil || n != 1 {
+		t.Fatalf("AbandonIntended = %d, %v; want 1", n, err)
+	}
 	if err := j.Tx(ctx, func(tx *Tx) error { return tx.Finish(seq, CallOK, 200, "") }); err != nil {
 		t.Fatal(err)
 	}

@@ -102,6 +102,11 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 		e.prog.say(w)
 		log.Warn().Msg(w)
 	}
+	if n, err := j.AbandonIntended(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		log.Warn().Int64("calls", n).Msg("calls of an interrupted process have an unknown outcome; their rows are looked up before anything is resent")
+	}
 	if err := e.load(ctx); err != nil {
 		return nil, err
 	}
