@@ -189,16 +189,16 @@ func (e *executor) connect(ctx context.Context) (*Service, error) {
 		c.Rates = e.opts.Rates
 	}
 	if c.Kind != "embedded" {
-		c.ClientID, c.ClientSecret = e.opts.getenv("REMESSA_CLIENT_ID"), e.opts.getenv("REMESSA_CLIENT_SECRET")
-		c.P12File, c.P12Password = e.opts.getenv("REMESSA_CERT"), e.opts.getenv("REMESSA_CERT_PASSWORD")
+		// the job's endpoint (${VAR} only) first, then the environment
+		if job, err := pipeline.Load(m.JobFile, pipeline.LoadOptions{Getenv: e.opts.Getenv}); err == nil {
+			c.ClientID, c.ClientSecret = job.Endpoint.ClientID, job.Endpoint.ClientSecret
+			c.P12File, c.P12Password = job.Endpoint.Certificate, job.Endpoint.CertificatePassword
+		}
 		if c.ClientID == "" || c.ClientSecret == "" {
-			// the job may name them with ${VAR}
-			if job, err := pipeline.Load(m.JobFile, pipeline.LoadOptions{Getenv: e.opts.Getenv}); err == nil {
-				c.ClientID, c.ClientSecret = job.Endpoint.ClientID, job.Endpoint.ClientSecret
-				if c.P12File == "" {
-					c.P12File, c.P12Password = job.Endpoint.Certificate, job.Endpoint.CertificatePassword
-				}
-			}
+			c.ClientID, c.ClientSecret = e.opts.getenv("REMESSA_CLIENT_ID"), e.opts.getenv("REMESSA_CLIENT_SECRET")
+		}
+		if c.P12File == "" {
+			c.P12File, c.P12Password = e.opts.getenv("REMESSA_CERT"), e.opts.getenv("REMESSA_CERT_PASSWORD")
 		}
 	}
 	return connect(ctx, c)
