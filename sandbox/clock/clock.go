@@ -4,6 +4,7 @@
 package clock
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,9 +75,21 @@ func (a *Adjustable) Offset() time.Duration { return time.Duration(a.offset.Load
 // control routes only move forward).
 func (a *Adjustable) SetOffset(d time.Duration) { a.offset.Store(int64(d)) }
 
-// Advance moves the clock forward by d; a negative d is ignored.
+// Advance moves the clock forward by d; a negative d is ignored. The
+// offset saturates instead of overflowing (which would move the clock
+// backwards).
 func (a *Adjustable) Advance(d time.Duration) {
-	if d > 0 {
-		a.offset.Add(int64(d))
+	if d <= 0 {
+		return
+	}
+	for {
+		old := a.offset.Load()
+		next := old + int64(d)
+		if next < old {
+			next = math.MaxInt64
+		}
+		if a.offset.CompareAndSwap(old, next) {
+			return
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -38,4 +39,14 @@ func TestAdjustable(t *testing.T) {
 	var _ Clock = Real{}
 	var _ Clock = a
 	var _ Clock = NewFake(time.Time{})
+}
+
+// An offset near the top of int64 saturates instead of wrapping to a
+// negative offset (which would move the clock backwards).
+func TestAdjustableSaturates(t *testing.T) {
+	a := NewAdjustable(time.Duration(math.MaxInt64 - 10))
+	a.Advance(time.Hour)
+	if a.Offset() != time.Duration(math.MaxInt64) {
+		t.Fatalf("offset %v after overflowing, want the maximum", a.Offset())
+	}
 }

@@ -169,7 +169,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	var days time.Duration
 	if mm := reDays.FindStringSubmatch(s); mm != nil {
 		n, err := strconv.Atoi(mm[1])
-		if err != nil || n > 36500 {
+		if err != nil || n > maxAdvanceDays {
 			return 0, fmt.Errorf("duração %q: número de dias fora do intervalo", s)
 		}
 		days = time.Duration(n) * 24 * time.Hour
@@ -182,7 +182,31 @@ func ParseDuration(s string) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("duração %q: use por exemplo 48h, 90m, 3d ou 1d12h", s)
 	}
+	if d > maxAdvance || days+d > maxAdvance {
+		return 0, fmt.Errorf("duração %q: no máximo %d dias (100 anos) de uma vez", s, maxAdvanceDays)
+	}
 	return days + d, nil
+}
+
+// maxAdvance bounds one move of the clock (100 years), and maxYear the
+// sandbox's time: far beyond any test, well inside what time.Time and JSON
+// dates handle (a year past 9999 cannot be written, and an offset past
+// 292 years would overflow and move the clock backwards).
+const (
+	maxAdvanceDays = 36500
+	maxAdvance     = maxAdvanceDays * 24 * time.Hour
+	maxYear        = 2999
+)
+
+// checkTarget refuses a move of d from now that goes past the limits.
+func checkTarget(now time.Time, d time.Duration, ptr, what string) (time.Duration, string, error) {
+	if d > maxAdvance {
+		return 0, ptr, fmt.Errorf("%s: no máximo %d dias (100 anos) de uma vez", what, maxAdvanceDays)
+	}
+	if now.Add(d).Year() > maxYear {
+		return 0, ptr, fmt.Errorf("%s: o relógio do sandbox não passa do ano %d", what, maxYear)
+	}
+	return d, "", nil
 }
 
 // target returns how far the clock must move for req.
@@ -198,7 +222,7 @@ func (m *Module) target(req AdvanceRequest) (time.Duration, string, error) {
 		if d <= 0 {
 			return 0, "/duration", fmt.Errorf("duração %q: o relógio do sandbox só anda para a frente", req.Duration)
 		}
-		return d, "", nil
+		return checkTarget(m.clk.Now(), d, "/duration", fmt.Sprintf("duração %q", req.Duration))
 	case req.To != "":
 		now := m.clk.Now()
 		var to time.Time
@@ -214,7 +238,7 @@ func (m *Module) target(req AdvanceRequest) (time.Duration, string, error) {
 			return 0, "/to", fmt.Errorf("to %q não está no futuro do sandbox (agora %s): o relógio só anda para a frente",
 				req.To, now.In(rules.SaoPaulo).Format(time.RFC3339))
 		}
-		return to.Sub(now), "", nil
+		return checkTarget(now, to.Sub(now), "/to", fmt.Sprintf("to %q", req.To))
 	}
 	return 0, "", errors.New("informe duration (ex.: \"48h\", \"3d\") ou to (ex.: \"2027-03-01\")")
 }

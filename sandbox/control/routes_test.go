@@ -51,6 +51,15 @@ func TestClockRoutes(t *testing.T) {
 		{"to": "01/05/2026"}, // not ISO
 		{"duration": "1h", "to": "2027-01-01"},
 		{"durasion": "1h"}, // unknown property
+		// Beyond the limits (100 years a move, never past 2999): an
+		// offset of 292 years would overflow and move the clock back.
+		{"duration": "9223372036854775807ns"},
+		{"duration": "2562047h"},
+		{"duration": "36501d"},
+		{"duration": "36500d1h"},
+		{"to": "9999-12-31"},
+		{"to": "3000-01-01"},
+		{"to": "2200-01-01T00:00:00Z"},
 	}
 	for _, b := range bad {
 		var eb control.ErrorBody
