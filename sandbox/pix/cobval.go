@@ -3,6 +3,7 @@ package pix
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"remessa/rules"
@@ -61,23 +62,23 @@ func descontoS() *schema {
 // Schemas of the request bodies. "patch" schemas make every field optional.
 var (
 	cobCreateS = obj(append([]field{
-		opt("calendario", obj(opt("expiracao", integer(1, 0)))),
+		opt("calendario", obj(opt("expiracao", integer(1, math.MaxInt32)))),
 		opt("devedor", devedorS(true)),
 		req("valor", obj(req("original", valorS()), opt("modalidadeAlteracao", integer(0, 1)))),
 	}, commonTail(true)...)...)
 	cobPatchS = obj(append([]field{
-		opt("calendario", obj(opt("expiracao", integer(1, 0)))),
+		opt("calendario", obj(opt("expiracao", integer(1, math.MaxInt32)))),
 		opt("devedor", devedorS(false)),
 		opt("valor", obj(opt("original", valorS()), opt("modalidadeAlteracao", integer(0, 1)))),
 		opt("status", enumStr(StatusRemovidaUser)),
 	}, commonTail(false)...)...)
 	cobvFields = append([]field{
-		req("calendario", obj(req("dataDeVencimento", dateS()), opt("validadeAposVencimento", integer(0, 0)))),
+		req("calendario", obj(req("dataDeVencimento", dateS()), opt("validadeAposVencimento", integer(0, math.MaxInt32)))),
 		req("devedor", devedorS(true)),
 		req("valor", cobvValorS(true)),
 	}, commonTail(true)...)
 	cobvPatchFields = append([]field{
-		opt("calendario", obj(opt("dataDeVencimento", dateS()), opt("validadeAposVencimento", integer(0, 0)))),
+		opt("calendario", obj(opt("dataDeVencimento", dateS()), opt("validadeAposVencimento", integer(0, math.MaxInt32)))),
 		opt("devedor", devedorS(false)),
 		opt("valor", cobvValorS(false)),
 		opt("status", enumStr(StatusRemovidaUser)),

@@ -90,9 +90,9 @@ func (lq *listQuery) in(t time.Time) bool { return !t.Before(lq.inicio) && !t.Af
 func (lq *listQuery) window(n int) (int, int) {
 	pages := (n + lq.size - 1) / lq.size
 	lq.params.Paginacao = Paginacao{PaginaAtual: lq.page, ItensPorPagina: lq.size, QuantidadeDePaginas: pages, QuantidadeTotalDeItens: n}
-	lo := lq.page * lq.size
-	if lo > n {
-		lo = n
+	lo := n // a page past the end is empty; page*size could overflow
+	if lq.page <= n/lq.size {
+		lo = lq.page * lq.size
 	}
 	hi := lo + lq.size
 	if hi > n {
