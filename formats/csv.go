@@ -3,6 +3,7 @@ package formats
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -191,7 +192,13 @@ func (c *csvReader) csvErr(err error) error {
 	return &Error{File: c.src.File, Code: CodeOpen, Message: "erro de leitura: " + err.Error(), MessageEN: "read error: " + err.Error(), Err: err}
 }
 
-func (c *csvReader) Next() (Row, error) {
+func (c *csvReader) Next() (Row, error) { return c.next(nil) }
+
+// NextCells is Next writing the row's cells into dst when it has room for
+// them (see CellsReader).
+func (c *csvReader) NextCells(dst []Cell) (Row, error) { return c.next(dst) }
+
+func (c *csvReader) next(dst []Cell) (Row, error) {
 	if c.done {
 		return Row{}, io.EOF
 	}
@@ -224,7 +231,9 @@ func (c *csvReader) Next() (Row, error) {
 				MessageEN: fmt.Sprintf("the row has %d fields but the header has %d (delimiter %q); check delimiters and quotes", len(rec), len(c.src.Headers), c.src.Delimiter)}
 		}
 		cells := c.cells
-		if c.opt.ReuseCells {
+		if cap(dst) >= len(rec) {
+			cells = dst[:len(rec):len(rec)]
+		} else if c.opt.ReuseCells {
 			if cap(cells) < len(rec) {
 				cells = make([]Cell, len(rec))
 				c.cells = cells
@@ -381,6 +390,9 @@ func (c *cp1252Reader) Read(p []byte) (int, error) {
 	src, o := c.in[:m], 0
 	for len(src) > 0 {
 		i := 0
+		for i+8 <= len(src) && binary.LittleEndian.Uint64(src[i:])&0x8080808080808080 == 0 {
+			i += 8 // eight ASCII bytes at a time
+		}
 		for i < len(src) && src[i] < 0x80 {
 			i++
 		}

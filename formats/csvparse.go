@@ -106,6 +106,22 @@ func (p *csvParser) read() (record []string, recLine int, err error) {
 	p.recordBuffer = p.recordBuffer[:0]
 	p.fieldIndexes = p.fieldIndexes[:0]
 	line0, col := p.numLine, 1
+	if p.comma < utf8.RuneSelf && bytes.IndexByte(line, '"') < 0 {
+		// No quote on the line (the common case): split at the delimiter.
+		line = line[:len(line)-lengthNL(line)]
+		for {
+			i := bytes.IndexByte(line, byte(p.comma))
+			if i < 0 {
+				p.recordBuffer = append(p.recordBuffer, line...)
+				p.fieldIndexes = append(p.fieldIndexes, len(p.recordBuffer))
+				break
+			}
+			p.recordBuffer = append(p.recordBuffer, line[:i]...)
+			p.fieldIndexes = append(p.fieldIndexes, len(p.recordBuffer))
+			line = line[i+1:]
+		}
+		return p.fields(), recLine, errRead
+	}
 parseField:
 	for {
 		if len(line) == 0 || line[0] != '"' {
@@ -191,6 +207,11 @@ parseField:
 	if err == nil {
 		err = errRead
 	}
+	return p.fields(), recLine, err
+}
+
+// fields cuts the record's fields out of one arena string.
+func (p *csvParser) fields() []string {
 	str := p.str(p.recordBuffer)
 	if cap(p.record) < len(p.fieldIndexes) {
 		p.record = make([]string, len(p.fieldIndexes))
@@ -201,7 +222,7 @@ parseField:
 		p.record[i] = str[pre:idx]
 		pre = idx
 	}
-	return p.record, recLine, err
+	return p.record
 }
 
 // str returns b as a string cut from the arena: a strings.Builder never

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/encoding/charmap"
 )
 
 // csvParser must read what encoding/csv reads (FieldsPerRecord -1, no lazy
@@ -109,4 +111,37 @@ func FuzzCSVParser(f *testing.F) {
 		}
 		checkCSVParser(t, data, comma)
 	})
+}
+
+// TestCP1252Reader decodes every byte value, in runs of ASCII of every
+// length around the 8-byte steps, through reads of several sizes, and
+// compares with golang.org/x/text's decoder.
+func TestCP1252Reader(t *testing.T) {
+	var in []byte
+	for i := 0; i < 256; i++ {
+		in = append(in, strings.Repeat("a", i%19)...)
+		in = append(in, byte(i))
+	}
+	want, err := charmap.Windows1252.NewDecoder().Bytes(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{1, 2, 3, 7, 64, 4096} {
+		r := newCP1252Reader(strings.NewReader(string(in)))
+		var got []byte
+		buf := make([]byte, size)
+		for {
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(got) != string(want) {
+			t.Errorf("reads of %d bytes: decoded text differs from x/text's", size)
+		}
+	}
 }

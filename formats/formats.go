@@ -90,6 +90,16 @@ type Reader interface {
 	Close() error
 }
 
+// CellsReader is a Reader that can write a row's cells into a slice the
+// caller provides, for callers that keep rows in buffers of their own
+// (one copy fewer than Next and copying). NextCells uses dst when
+// cap(dst) is at least the number of cells, and otherwise behaves like
+// Next; the returned Row's Cells is then dst[:n].
+type CellsReader interface {
+	Reader
+	NextCells(dst []Cell) (Row, error)
+}
+
 // Limits applied when Options leaves them at zero.
 const (
 	DefaultMaxRows       = 1_048_576 // Excel's own sheet limit

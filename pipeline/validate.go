@@ -250,6 +250,8 @@ const batchRows = 256
 // free are reused.
 func readBatches(ctx context.Context, r formats.Reader, stop <-chan struct{}, free <-chan *rowBatch) <-chan *rowBatch {
 	out := make(chan *rowBatch, 2)
+	cr, _ := r.(formats.CellsReader)
+	ncols := len(r.Source().Headers)
 	go func() {
 		defer close(out)
 		for {
@@ -260,8 +262,20 @@ func readBatches(ctx context.Context, r formats.Reader, stop <-chan struct{}, fr
 			default:
 				b = &rowBatch{rows: make([]formats.Row, 0, batchRows), errs: make([]error, 0, batchRows), offs: make([]int, 0, batchRows+1)}
 			}
+			if b.slab == nil && ncols > 0 {
+				b.slab = make([]formats.Cell, 0, batchRows*ncols)
+			}
 			for len(b.rows) < batchRows && b.final == nil {
-				row, err := r.Next()
+				var row formats.Row
+				var err error
+				inSlab := false
+				if cr != nil && cap(b.slab)-len(b.slab) >= ncols {
+					// the reader writes the cells straight into the batch
+					row, err = cr.NextCells(b.slab[len(b.slab):cap(b.slab)])
+					inSlab = err == nil && len(row.Cells) > 0 && &row.Cells[0] == &b.slab[:len(b.slab)+1][len(b.slab)]
+				} else {
+					row, err = r.Next()
+				}
 				switch {
 				case err == io.EOF:
 					b.final = err
@@ -276,7 +290,11 @@ func readBatches(ctx context.Context, r formats.Reader, stop <-chan struct{}, fr
 						b.slab = make([]formats.Cell, 0, batchRows*len(row.Cells))
 					}
 					b.offs = append(b.offs, len(b.slab))
-					b.slab = append(b.slab, row.Cells...)
+					if inSlab {
+						b.slab = b.slab[:len(b.slab)+len(row.Cells)]
+					} else {
+						b.slab = append(b.slab, row.Cells...)
+					}
 					b.rows = append(b.rows, formats.Row{Number: row.Number})
 					b.errs = append(b.errs, nil)
 				}
