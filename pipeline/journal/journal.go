@@ -85,10 +85,21 @@ CREATE INDEX IF NOT EXISTS calls_route_day ON calls(route, day);
 // Journal is an open run journal. It is safe for concurrent use; writes are
 // serialised by SQLite (one connection).
 type Journal struct {
-	db   *sql.DB
-	path string
-	now  func() time.Time
+	db    *sql.DB
+	path  string
+	now   func() time.Time
+	stmts map[string]*sql.Stmt // hot statements, prepared once
 }
+
+// Hot statements.
+const (
+	qIntend     = `INSERT INTO calls(route,target,day,state,at) VALUES(?,?,?,?,?)`
+	qFinish     = `UPDATE calls SET state=?, status=?, error=?, done_at=? WHERE seq=?`
+	qSetRowRes  = `UPDATE rows SET state=?, res=?, updated=? WHERE idx=?`
+	qSetRow     = `UPDATE rows SET state=?, updated=? WHERE idx=?`
+	qAttempt    = `UPDATE rows SET attempts=attempts+1 WHERE idx=?`
+	qSetAttempt = `UPDATE rows SET state=?, attempts=attempts+1, updated=? WHERE idx=?`
+)
 
 // Row is one input row as journaled.
 type Row struct {
@@ -143,14 +154,34 @@ func open(path string) (*Journal, error) {
 		db.Close()
 		return nil, fmt.Errorf("journal: %s: %w", path, err)
 	}
-	return &Journal{db: db, path: path, now: time.Now}, nil
+	j := &Journal{db: db, path: path, now: time.Now, stmts: map[string]*sql.Stmt{}}
+	for _, q := range []string{qIntend, qFinish, qSetRowRes, qSetRow, qAttempt, qSetAttempt} {
+		st, err := db.Prepare(q)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("journal: %s: %w", path, err)
+		}
+		j.stmts[q] = st
+	}
+	return j, nil
+}
+
+// exec runs a hot statement inside tx.
+func (tx *Tx) exec(q string, args ...any) error {
+	_, err := tx.t.Stmt(tx.j.stmts[q]).Exec(args...)
+	return err
 }
 
 // Path returns the journal file path.
 func (j *Journal) Path() string { return j.path }
 
 // Close closes the journal.
-func (j *Journal) Close() error { return j.db.Close() }
+func (j *Journal) Close() error {
+	for _, st := range j.stmts {
+		st.Close()
+	}
+	return j.db.Close()
+}
 
 // SetClock replaces the clock used for timestamps and call days (tests).
 func (j *Journal) SetClock(now func() time.Time) { j.now = now }
@@ -196,17 +227,21 @@ func (tx *Tx) AddRow(r Row) error {
 func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 	var err error
 	if res != nil {
-		_, err = tx.t.Exec(`UPDATE rows SET state=?, res=?, updated=? WHERE idx=?`, state, string(res), tx.j.stamp(), idx)
+		err = tx.exec(qSetRowRes, state, string(res), tx.j.stamp(), idx)
 	} else {
-		_, err = tx.t.Exec(`UPDATE rows SET state=?, updated=? WHERE idx=?`, state, tx.j.stamp(), idx)
+		err = tx.exec(qSetRow, state, tx.j.stamp(), idx)
 	}
 	return wrap(fmt.Sprintf("row %d", idx), err)
 }
 
+// SetRowAttempt records a row's state and counts one creation attempt.
+func (tx *Tx) SetRowAttempt(idx int, state string) error {
+	return wrap(fmt.Sprintf("row %d", idx), tx.exec(qSetAttempt, state, tx.j.stamp(), idx))
+}
+
 // CountAttempt adds one to a row's creation attempts.
 func (tx *Tx) CountAttempt(idx int) error {
-	_, err := tx.t.Exec(`UPDATE rows SET attempts=attempts+1 WHERE idx=?`, idx)
-	return wrap(fmt.Sprintf("row %d", idx), err)
+	return wrap(fmt.Sprintf("row %d", idx), tx.exec(qAttempt, idx))
 }
 
 // AddBatch inserts a batch.
@@ -236,8 +271,7 @@ func (tx *Tx) SetSplit(key, state string) error {
 // Intend records a call as intended and returns its sequence number.
 func (tx *Tx) Intend(route, target string) (int64, error) {
 	now := tx.j.now()
-	res, err := tx.t.Exec(`INSERT INTO calls(route,target,day,state,at) VALUES(?,?,?,?,?)`,
-		route, target, Day(now), CallIntended, now.UTC().Format(time.RFC3339Nano))
+	res, err := tx.t.Stmt(tx.j.stmts[qIntend]).Exec(route, target, Day(now), CallIntended, now.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return 0, wrap("call "+route, err)
 	}
@@ -246,8 +280,7 @@ func (tx *Tx) Intend(route, target string) (int64, error) {
 
 // Finish records the outcome of call seq.
 func (tx *Tx) Finish(seq int64, state string, status int, errText string) error {
-	_, err := tx.t.Exec(`UPDATE calls SET state=?, status=?, error=?, done_at=? WHERE seq=?`, state, status, nullStr(errText), tx.j.stamp(), seq)
-	return wrap(fmt.Sprintf("call %d", seq), err)
+	return wrap(fmt.Sprintf("call %d", seq), tx.exec(qFinish, state, status, nullStr(errText), tx.j.stamp(), seq))
 }
 
 // Day is the São Paulo civil date of t, the unit of daily quotas.

@@ -53,6 +53,9 @@ func BenchmarkCobv10k(b *testing.B) {
 //	go test -run '^$' -bench Carnets2000 -benchtime 1x ./pipeline/run/
 func BenchmarkCarnets2000Latency(b *testing.B) {
 	lat := faults.Duration(50 * time.Millisecond)
+	if os.Getenv("BENCH_NOLAT") != "" {
+		lat = 0
+	}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()

@@ -527,10 +527,7 @@ func (e *executor) postRow(ctx context.Context, r *jrow) error {
 			e.halt(&StopError{Reason: "parada pedida (teste)"})
 		}
 		seq, err := e.begin(ctx, route, r.info.CustomID, func(tx *journal.Tx) error {
-			if err := tx.SetRow(r.idx, journal.RowSending, nil); err != nil {
-				return err
-			}
-			return tx.CountAttempt(r.idx)
+			return tx.SetRowAttempt(r.idx, journal.RowSending)
 		})
 		if err != nil {
 			return err
