@@ -236,9 +236,7 @@ func runSandboxApps(args []string, stdout, stderr io.Writer) int {
 	defer closeFn()
 	list := sandbox.ListApps(a)
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(list); err != nil {
+		if err := writeJSON(stdout, list); err != nil {
 			fmt.Fprintln(stderr, "remessa sandbox apps:", err)
 			return exitInternal
 		}
@@ -246,6 +244,14 @@ func runSandboxApps(args []string, stdout, stderr io.Writer) int {
 	}
 	writeAppsText(stdout, list)
 	return exitOK
+}
+
+// writeJSON prints v as indented JSON (the --format json of the sandbox
+// subcommands).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func appsError(stderr io.Writer, err error) int {
@@ -326,9 +332,7 @@ func runSandboxAppsAdd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(creds)
+		_ = writeJSON(stdout, creds)
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

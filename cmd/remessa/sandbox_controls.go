@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -94,9 +93,7 @@ func controlDone(name string, stdout, stderr io.Writer, format string, v any, te
 		return exitUsage
 	}
 	if format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(v)
+		_ = writeJSON(stdout, v)
 		return exitOK
 	}
 	fmt.Fprintln(stdout, text)
