@@ -236,7 +236,7 @@ func runSandboxApps(args []string, stdout, stderr io.Writer) int {
 	defer closeFn()
 	list := sandbox.ListApps(a)
 	if *format == "json" {
-		if err := writeJSON(stdout, list); err != nil {
+		if err := printSandboxJSON(stdout, list); err != nil {
 			fmt.Fprintln(stderr, "remessa sandbox apps:", err)
 			return exitInternal
 		}
@@ -246,9 +246,9 @@ func runSandboxApps(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// writeJSON prints v as indented JSON (the --format json of the sandbox
+// printSandboxJSON prints v as indented JSON (the --format json of the sandbox
 // subcommands).
-func writeJSON(w io.Writer, v any) error {
+func printSandboxJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
@@ -332,7 +332,7 @@ func runSandboxAppsAdd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *format == "json" {
-		_ = writeJSON(stdout, creds)
+		_ = printSandboxJSON(stdout, creds)
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

@@ -93,7 +93,7 @@ func controlDone(name string, stdout, stderr io.Writer, format string, v any, te
 		return exitUsage
 	}
 	if format == "json" {
-		_ = writeJSON(stdout, v)
+		_ = printSandboxJSON(stdout, v)
 		return exitOK
 	}
 	fmt.Fprintln(stdout, text)
