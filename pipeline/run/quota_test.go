@@ -150,3 +150,45 @@ func assertOneCarnetEach(t *testing.T, cl *api.Client, runID string, ps []payer,
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestInterrupted: a cancelled context (Ctrl-C) stops new calls; the calls
+// in flight finish and are journaled, so no row is left ambiguous, and a
+// resume issues the rest exactly once.
+func TestInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	lat := faults.Duration(20 * time.Millisecond)
+	rn := startSandbox(t, sandbox.Memory, func(c *sandbox.Config) {
+		c.Faults = faults.Config{Routes: map[string]faults.Override{"POST /v1/carnet": {Latency: &lat}}}
+	})
+	ps := payers(20, 14)
+	job := writeJob(t, dir, "carnets", ps, "service: sandbox")
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := run.Options{BaseURL: rn.URL, Getenv: remoteEnv, Concurrency: 2}
+	done := make(chan struct{})
+	var out *run.Outcome
+	var err error
+	go func() { out, err = run.Run(ctx, job, opts); close(done) }()
+	// cancel once a few carnets exist
+	cl := client(t, rn, testClientID, testClientSecret)
+	for len(listCharges(t, cl, "carnet")) < 3*3 {
+		select {
+		case <-done:
+			t.Fatal("run ended before it was interrupted")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := loadResults(t, out.Dir)
+	if out.Stop == nil || out.ExitCode() != 3 || res.Totals.Ambiguous.Rows != 0 || res.Totals.Pending.Rows == 0 || res.Totals.Issued.Rows < 3 {
+		t.Fatalf("interrupted: stop %v exit %d totals %+v", out.Stop, out.ExitCode(), res.Totals)
+	}
+	out2, err := run.Resume(context.Background(), out.Dir, opts)
+	if err != nil || out2.ExitCode() != 0 {
+		t.Fatalf("resume: %v exit %d", err, out2.ExitCode())
+	}
+	assertOneCarnetEach(t, cl, out.RunID, ps, 3)
+}
