@@ -126,6 +126,10 @@ func (m *Module) start(w http.ResponseWriter, r *http.Request, req any, names ..
 	return c, ids, account, true
 }
 
+// maxPaidCents is the largest value a slip can carry (10 digits in the
+// barcode), so the largest a bank can report.
+const maxPaidCents = 9_999_999_999
+
 func (m *Module) handlePayCharge(w http.ResponseWriter, r *http.Request) {
 	var req PayRequest
 	c, ids, account, ok := m.start(w, r, &req, "id")
@@ -186,8 +190,8 @@ func (m *Module) pay(w http.ResponseWriter, r *http.Request, c Charges, account 
 	value := doc.Total
 	if req.Value != nil {
 		value = *req.Value
-		if value <= 0 {
-			fail(w, http.StatusBadRequest, "invalid_request", "/value", "value %d: o valor pago, em centavos, deve ser positivo", value)
+		if value <= 0 || value > maxPaidCents {
+			fail(w, http.StatusBadRequest, "invalid_request", "/value", "value %d: o valor pago, em centavos, deve estar entre 1 e %d", value, int64(maxPaidCents))
 			return
 		}
 	}

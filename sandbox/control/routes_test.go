@@ -121,6 +121,9 @@ func TestPayRouteErrors(t *testing.T) {
 		{"/sandbox/charges/" + id + "/pay?payee_code=" + other.PayeeCode, nil, 404, "id"},
 		{"/sandbox/charges/" + id + "/pay?payee_code=ffffffffffffffffffffffffffffffff", nil, 404, "payee_code"},
 		{"/sandbox/charges/" + id + "/pay", map[string]any{"value": -5}, 400, "/value"},
+		// More than a slip can carry (10 digits of cents in the barcode).
+		{"/sandbox/charges/" + id + "/pay", map[string]any{"value": int64(10_000_000_000)}, 400, "/value"},
+		{"/sandbox/charges/" + id + "/pay", map[string]any{"value": int64(9223372036854775807)}, 400, "/value"},
 		{"/sandbox/charges/" + id + "/pay", map[string]any{"value": "10,00"}, 400, "/value"},
 		{"/sandbox/charges/" + id + "/pay", map[string]any{"paid_at": "10/03/2026"}, 400, "/paid_at"},
 		{"/sandbox/charges/" + id + "/pay", map[string]any{"extra": 1}, 400, "/extra"},
