@@ -47,6 +47,13 @@ func (s *seenSet) add(key string, row int) int {
 	return s.addHash(s.hash(key), row)
 }
 
+// touch loads the slot where the search for h starts and returns part of
+// it (see rowValidator.touchKeys).
+func (s *seenSet) touch(h uint64) uint32 {
+	i, _ := bits.Mul64(h, uint64(len(s.slots)))
+	return s.slots[i].lo
+}
+
 func (s *seenSet) addHash(h uint64, row int) int {
 	if (s.count+1)*10 > len(s.slots)*maxLoad {
 		s.grow()

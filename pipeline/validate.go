@@ -166,6 +166,7 @@ func ValidateStream(ctx context.Context, job *Job, h Handler) (*Summary, error) 
 	index := 0
 	var final error
 	for b := range batches {
+		vr.touchKeys(b)
 		for i := range b.rows {
 			if err := b.errs[i]; err != nil {
 				var fe *formats.Error
@@ -183,6 +184,7 @@ func ValidateStream(ctx context.Context, job *Job, h Handler) (*Summary, error) 
 				continue
 			}
 			sum.Rows++
+			vr.keyHash = b.keyHash[i]
 			it, refused, notes := vr.row(index, b.rows[i])
 			for _, n := range notes {
 				n.File, n.Sheet = src.File, src.Sheet
@@ -239,6 +241,8 @@ type rowBatch struct {
 	offs  []int
 	slab  []formats.Cell
 	final error
+	// keyHash[i] is the hash of row i's key (0: none), set by touchKeys.
+	keyHash []uint64
 }
 
 const batchRows = 256
@@ -343,8 +347,30 @@ type rowValidator struct {
 	// otherwise items come from slabs, many to an allocation.
 	reuse bool
 	one   itemSlot
+	// keyHash is the current row's key hash from touchKeys (0: none).
+	keyHash uint64
+	sink    uint32
 	slab  []itemSlot
 	strs  strArena
+}
+
+// touchKeys hashes the key of every row of a batch and loads the slot of
+// the duplicate table each hash starts at. The loads do not depend on each
+// other, so the memory system serves them together, and each row then
+// finds its slot in cache instead of waiting for memory on its own.
+func (vr *rowValidator) touchKeys(b *rowBatch) {
+	ki := vr.cols[iKey]
+	b.keyHash = b.keyHash[:0]
+	sink := vr.sink
+	for i, row := range b.rows {
+		var h uint64
+		if b.errs[i] == nil && ki >= 0 && ki < len(row.Cells) && row.Cells[ki].Value != "" {
+			h = vr.keys.hash(row.Cells[ki].Value)
+			sink ^= vr.keys.touch(h)
+		}
+		b.keyHash = append(b.keyHash, h)
+	}
+	vr.sink = sink // kept, so the loads are not optimised away
 }
 
 // itemSlot is an item with room for its request.
@@ -850,7 +876,7 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 	it.Key = key
 	if key == "" {
 		rc.fail("chave_ausente", FKey, kc, "a linha não tem chave (a coluna que identifica a linha está vazia)", "the row has no key (the column that identifies the row is empty)")
-	} else if first := vr.keys.add(key, row.Number); first != 0 {
+	} else if first := vr.addKey(key, row.Number); first != 0 {
 		rc.fail("chave_duplicada", FKey, kc, fmt.Sprintf("chave %q repetida: já aparece na linha %d", key, first), fmt.Sprintf("key %q repeated: already on row %d", key, first))
 	}
 
@@ -899,6 +925,16 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 		return nil, rr, notes
 	}
 	return it, nil, notes
+}
+
+// addKey records the row's key, with the hash touchKeys computed when
+// there is one.
+func (vr *rowValidator) addKey(key string, row int) int {
+	if h := vr.keyHash; h != 0 {
+		vr.keyHash = 0
+		return vr.keys.addHash(h, row)
+	}
+	return vr.keys.add(key, row)
 }
 
 // payerInfo is the row's payer, validated.
