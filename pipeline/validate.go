@@ -350,8 +350,8 @@ type rowValidator struct {
 	// keyHash is the current row's key hash from touchKeys (0: none).
 	keyHash uint64
 	sink    uint32
-	slab  []itemSlot
-	strs  strArena
+	slab    []itemSlot
+	strs    strArena
 }
 
 // touchKeys hashes the key of every row of a batch and loads the slot of
