@@ -61,6 +61,22 @@ type AddAppRequest struct {
 // AddApp creates an application (and, for Account "new", an account) and
 // returns its credentials: the only time the secret is shown.
 func AddApp(ctx context.Context, a *auth.Service, req AddAppRequest) (auth.Credentials, error) {
+	// Everything the request can get wrong is checked before a new account
+	// is created, so a refused request leaves nothing behind.
+	if err := checkCredential("client_id", req.ClientID, ": "); err != nil {
+		return auth.Credentials{}, err
+	}
+	if err := checkCredential("client_secret", req.ClientSecret, ""); err != nil {
+		return auth.Credentials{}, err
+	}
+	if len(req.Name) > maxCredential {
+		return auth.Credentials{}, fmt.Errorf("name: no máximo %d caracteres (recebido %d)", maxCredential, len(req.Name))
+	}
+	for _, app := range a.Apps() {
+		if req.ClientID != "" && app.ClientID == req.ClientID {
+			return auth.Credentials{}, fmt.Errorf("client_id %q: já existe", req.ClientID)
+		}
+	}
 	var acc auth.Account
 	switch strings.ToLower(req.Account) {
 	case "", "new", "nova":
@@ -91,6 +107,23 @@ func AddApp(ctx context.Context, a *auth.Service, req AddAppRequest) (auth.Crede
 		c.PixKey = acc.Keys[0]
 	}
 	return c, nil
+}
+
+// maxCredential bounds client ids, secrets and account names.
+const maxCredential = 255
+
+// checkCredential refuses a value longer than maxCredential or with
+// control characters or one of the forbidden characters.
+func checkCredential(field, v, forbidden string) error {
+	if len(v) > maxCredential {
+		return fmt.Errorf("%s: no máximo %d caracteres (recebido %d)", field, maxCredential, len(v))
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(forbidden, r) {
+			return fmt.Errorf("%s: caractere %q não permitido", field, r)
+		}
+	}
+	return nil
 }
 
 // ErrNoSandbox is returned by OpenAuth when the data dir has no database.
