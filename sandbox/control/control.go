@@ -189,13 +189,14 @@ func ParseDuration(s string) (time.Duration, error) {
 }
 
 // maxAdvance bounds one move of the clock (100 years), and maxYear the
-// sandbox's time: far beyond any test, well inside what time.Time and JSON
-// dates handle (a year past 9999 cannot be written, and an offset past
-// 292 years would overflow and move the clock backwards).
+// sandbox's time: far beyond any test, well inside what the clock can
+// hold (the offset of clock.Adjustable is a time.Duration, at most 292
+// years; past it the clock would stop or, before the saturation, wrap
+// backwards) and what JSON dates can carry (years up to 9999).
 const (
 	maxAdvanceDays = 36500
 	maxAdvance     = maxAdvanceDays * 24 * time.Hour
-	maxYear        = 2999
+	maxYear        = 2199
 )
 
 // checkTarget refuses a move of d from now that goes past the limits.

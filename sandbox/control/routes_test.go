@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func TestClockRoutes(t *testing.T) {
 		{"to": "01/05/2026"}, // not ISO
 		{"duration": "1h", "to": "2027-01-01"},
 		{"durasion": "1h"}, // unknown property
-		// Beyond the limits (100 years a move, never past 2999): an
+		// Beyond the limits (100 years a move, never past 2199): an
 		// offset of 292 years would overflow and move the clock back.
 		{"duration": "9223372036854775807ns"},
 		{"duration": "2562047h"},
@@ -59,6 +60,7 @@ func TestClockRoutes(t *testing.T) {
 		{"duration": "36500d1h"},
 		{"to": "9999-12-31"},
 		{"to": "3000-01-01"},
+		{"to": "2200-01-01"},
 		{"to": "2200-01-01T00:00:00Z"},
 	}
 	for _, b := range bad {
@@ -213,5 +215,26 @@ func TestRoutesWithoutChargesModule(t *testing.T) {
 	rec := doMux(mux, "POST", "/sandbox/charges/1/pay")
 	if rec != http.StatusServiceUnavailable {
 		t.Fatalf("pay without charges module: %d", rec)
+	}
+}
+
+// TestClockStopsBefore2200: 100 years at a time, and no further than 2199
+// (the clock's offset holds at most 292 years).
+func TestClockStopsBefore2200(t *testing.T) {
+	e := newEnv(t, "")
+	var s control.ClockState
+	if st := e.control("POST", "/sandbox/clock/advance", map[string]string{"duration": "36500d"}, &s); st != 200 {
+		t.Fatalf("first 100 years: %d", st)
+	}
+	at := e.clk.Now()
+	if at.Year() != 2126 {
+		t.Fatalf("after 36500 days from 2026: %v", at)
+	}
+	var eb control.ErrorBody
+	if st := e.control("POST", "/sandbox/clock/advance", map[string]string{"duration": "36500d"}, &eb); st != 400 || !strings.Contains(eb.Message, "2199") {
+		t.Fatalf("past 2199: %d %+v", st, eb)
+	}
+	if !e.clk.Now().Equal(at) {
+		t.Fatalf("the refused advance moved the clock to %v", e.clk.Now())
 	}
 }
