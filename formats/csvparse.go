@@ -107,20 +107,21 @@ func (p *csvParser) read() (record []string, recLine int, err error) {
 	p.fieldIndexes = p.fieldIndexes[:0]
 	line0, col := p.numLine, 1
 	if p.comma < utf8.RuneSelf && bytes.IndexByte(line, '"') < 0 {
-		// No quote on the line (the common case): split at the delimiter.
-		line = line[:len(line)-lengthNL(line)]
+		// No quote on the line (the common case): the fields are the
+		// line's pieces between delimiters.
+		str := p.str(line[:len(line)-lengthNL(line)])
+		rec := p.record[:0]
 		for {
-			i := bytes.IndexByte(line, byte(p.comma))
+			i := strings.IndexByte(str, byte(p.comma))
 			if i < 0 {
-				p.recordBuffer = append(p.recordBuffer, line...)
-				p.fieldIndexes = append(p.fieldIndexes, len(p.recordBuffer))
+				rec = append(rec, str)
 				break
 			}
-			p.recordBuffer = append(p.recordBuffer, line[:i]...)
-			p.fieldIndexes = append(p.fieldIndexes, len(p.recordBuffer))
-			line = line[i+1:]
+			rec = append(rec, str[:i])
+			str = str[i+1:]
 		}
-		return p.fields(), recLine, errRead
+		p.record = rec
+		return rec, recLine, errRead
 	}
 parseField:
 	for {
