@@ -66,6 +66,9 @@ func checkPositive(cents int64, what, whatEN string) *limitErr {
 }
 
 func checkTextLen(s string, max int, what, whatEN string) *limitErr {
+	if len(s) <= max {
+		return nil // never more characters than bytes
+	}
 	if n := utf8.RuneCountInString(s); n > max {
 		return lim("texto_longo",
 			fmt.Sprintf("%s tem %d caracteres; o limite é %d", what, n, max),

@@ -338,9 +338,13 @@ type rowValidator struct {
 	tmplAny bool
 	own     string
 	hash    maphash.Hash
+	seed    maphash.Seed
 	cols    [numFields]int // column index per field ordinal, -1 when absent
 	modc    map[*PixModSpec]*Modalidade
-	dates   map[int64]string
+	dates   [64]struct {
+		day int64
+		s   string
+	}
 	// cobvSlot is the request allocated with the current row's item.
 	cobvSlot *CobvRequest
 	// reuse: nobody receives the items, so one is reused for every row;
@@ -449,14 +453,11 @@ func (a *strArena) join(parts ...string) string {
 // across rows.
 func (vr *rowValidator) isoDate(t time.Time) string {
 	k := t.Unix() / 86400
-	if s, ok := vr.dates[k]; ok {
-		return s
+	e := &vr.dates[uint64(k)%uint64(len(vr.dates))]
+	if e.s == "" || e.day != k {
+		e.day, e.s = k, rules.FormatISODate(t)
 	}
-	s := rules.FormatISODate(t)
-	if len(vr.dates) < 4096 {
-		vr.dates[k] = s
-	}
-	return s
+	return e.s
 }
 
 func nonZero(h uint64) uint64 {
@@ -513,8 +514,8 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 	vr := &rowValidator{job: job, kind: job.Kind, src: src, col: m.ByField, byName: map[string]int{},
 		keys: newSeenSet(seed, hint), triples: newSeenSet(seed, hint), own: job.Endpoint.PayeeCode}
 	vr.hash.SetSeed(seed)
+	vr.seed = seed
 	vr.modc = map[*PixModSpec]*Modalidade{}
-	vr.dates = map[int64]string{}
 	if job.Kind == results.Cobv {
 		vr.txids = newSeenSet(seed, 0)
 	}
@@ -892,14 +893,7 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 	}
 
 	if rc.errs == 0 && it.PayerDoc != "" {
-		h := &vr.hash
-		h.Reset()
-		h.WriteString(it.PayerDoc)
-		var nb [16]byte
-		binary.LittleEndian.PutUint64(nb[:8], uint64(it.AmountCents))
-		binary.LittleEndian.PutUint64(nb[8:], uint64(it.DueDate.Unix()))
-		h.Write(nb[:])
-		if first := vr.triples.addHash(nonZero(h.Sum64()), row.Number); first != 0 {
+		if first := vr.triples.addHash(vr.tripleHash(it.PayerDoc, it.AmountCents, it.DueDate), row.Number); first != 0 {
 			rc.note(SevWarning, "possivel_duplicata", FDocument, nil, rules.MaskDocument(it.PayerDoc),
 				fmt.Sprintf("mesmo pagador, valor e vencimento da linha %d: confira se não é uma cobrança em dobro", first),
 				fmt.Sprintf("same payer, value and due date as row %d: check it is not a double charge", first))
@@ -925,6 +919,26 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 		return nil, rr, notes
 	}
 	return it, nil, notes
+}
+
+// tripleHash hashes a payer, a value and a due date in one call when
+// they fit a small buffer (they do: a clean CPF or CNPJ), streaming
+// otherwise.
+func (vr *rowValidator) tripleHash(doc string, cents int64, due time.Time) uint64 {
+	var buf [48]byte
+	if len(doc) <= len(buf)-16 {
+		n := copy(buf[:], doc)
+		binary.LittleEndian.PutUint64(buf[n:], uint64(cents))
+		binary.LittleEndian.PutUint64(buf[n+8:], uint64(due.Unix()))
+		return nonZero(maphash.Bytes(vr.seed, buf[:n+16]))
+	}
+	h := &vr.hash
+	h.Reset()
+	h.WriteString(doc)
+	binary.LittleEndian.PutUint64(buf[:8], uint64(cents))
+	binary.LittleEndian.PutUint64(buf[8:16], uint64(due.Unix()))
+	h.Write(buf[:16])
+	return nonZero(h.Sum64())
 }
 
 // addKey records the row's key, with the hash touchKeys computed when
