@@ -93,8 +93,10 @@ func FuzzXLSXSheet(f *testing.F) {
 // readXLSXWith reads a workbook with the encoding/xml parser (std) or the
 // scanner, returning the source and rows as one comparable value.
 func readXLSXWith(p string, std bool) (any, error) {
-	stdXML = std
-	defer func() { stdXML = false }()
+	if std {
+		testSheetRows = stdSheetRows
+		defer func() { testSheetRows = nil }()
+	}
 	r, err := Open(p, Options{MaxRows: 200, MaxUnzipBytes: 1 << 20})
 	if err != nil {
 		return nil, err

@@ -19,9 +19,11 @@ import (
 // a date serial from a number) and never unzips a sheet to memory or disk.
 // Shared strings are loaded once (they are needed for random access).
 
-// stdXML selects the encoding/xml sheet parser instead of sheetScanner
-// (kept as the reference implementation for differential tests).
-var stdXML = false
+// testSheetRows, set only by tests, replaces the sheet scanner with
+// another parser of the worksheet part (the differential tests use
+// encoding/xml as the reference); it returns the function that reads the
+// next row into x.sc, as nextRow does.
+var testSheetRows func(x *xlsxReader, r io.Reader) func() (num int, ok bool, err error)
 
 type styleClass uint8
 
@@ -34,8 +36,8 @@ const (
 type xlsxReader struct {
 	zr        *zip.ReadCloser
 	sheetRC   io.ReadCloser
-	dec       *xml.Decoder
-	scan      *sheetScanner // nil when stdXML
+	scan      *sheetScanner
+	testRows  func() (num int, ok bool, err error) // see testSheetRows
 	src       Source
 	opt       Options
 	sst       []string
@@ -330,8 +332,8 @@ func (x *xlsxReader) init() error {
 		return err
 	}
 	x.sheetRC = rc
-	if stdXML {
-		x.dec = xml.NewDecoder(bufio.NewReaderSize(r, 1<<16))
+	if testSheetRows != nil {
+		x.testRows = testSheetRows(x, bufio.NewReaderSize(r, 1<<16))
 	} else {
 		x.scan = &sheetScanner{r: bufio.NewReaderSize(r, 1<<16)}
 	}
@@ -490,39 +492,10 @@ func colIndex(ref string) int {
 
 // nextRow reads the next <row> of sheetData into x.sc; ok false at the end.
 func (x *xlsxReader) nextRow() (num int, ok bool, err error) {
-	if x.scan != nil {
-		return x.fastNextRow()
+	if x.testRows != nil {
+		return x.testRows()
 	}
-	for {
-		tok, err := x.dec.RawToken()
-		if err == io.EOF {
-			return 0, false, nil
-		}
-		if err != nil {
-			return 0, false, x.xmlErr(err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if t.Name.Local != "row" {
-				continue
-			}
-			num = 0
-			for _, a := range t.Attr {
-				if a.Name.Local == "r" {
-					num, _ = strconv.Atoi(a.Value)
-				}
-			}
-			if num <= 0 {
-				num = x.lastRow + 1
-			}
-			x.lastRow = num
-			return num, true, x.readCells()
-		case xml.EndElement:
-			if t.Name.Local == "sheetData" {
-				return 0, false, nil
-			}
-		}
-	}
+	return x.fastNextRow()
 }
 
 func (x *xlsxReader) xmlErr(err error) error {
@@ -532,82 +505,6 @@ func (x *xlsxReader) xmlErr(err error) error {
 	e := x.corrupt(fmt.Sprintf("XML da aba inválido perto da linha %d: %v", x.lastRow, err), err)
 	e.MessageEN = fmt.Sprintf("corrupt XLSX: invalid sheet XML near row %d: %v", x.lastRow, err)
 	return e
-}
-
-// readCells reads the cells of the current <row> until </row>.
-func (x *xlsxReader) readCells() error {
-	x.sc = x.sc[:0]
-	col := -1
-	var cur *scell
-	where := "" // "v", "f", "t" (inline), "ph"
-	inIS := false
-	for {
-		tok, err := x.dec.RawToken()
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return x.xmlErr(err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "c":
-				col++
-				x.sc = append(x.sc, scell{col: col})
-				cur = &x.sc[len(x.sc)-1]
-				for _, a := range t.Attr {
-					switch a.Name.Local {
-					case "r":
-						if c := colIndex(a.Value); c >= 0 {
-							col, cur.col = c, c
-						}
-					case "s":
-						cur.s, _ = strconv.Atoi(a.Value)
-					case "t":
-						cur.t = a.Value
-					}
-				}
-			case "v":
-				where = "v"
-			case "f":
-				if cur != nil {
-					cur.formula = true
-				}
-				where = "f"
-			case "is":
-				inIS = true
-			case "t":
-				if inIS {
-					where = "t"
-				}
-			case "rPh":
-				where = "ph"
-			}
-		case xml.EndElement:
-			switch t.Name.Local {
-			case "row":
-				return nil
-			case "c":
-				cur = nil
-			case "is":
-				inIS = false
-			case "v", "f", "t", "rPh":
-				where = ""
-			}
-		case xml.CharData:
-			if cur == nil {
-				continue
-			}
-			switch where {
-			case "v":
-				cur.v += string(t)
-				cur.hasV = true
-			case "t":
-				cur.inline += string(t)
-			}
-		}
-	}
 }
 
 // convert turns a stored cell into a Cell (without position fields).
