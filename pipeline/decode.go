@@ -37,6 +37,17 @@ func (d *decoder) errAt(n *yaml.Node, ptr, code, pt, en string) {
 	d.probs = append(d.probs, p)
 }
 
+// scalar returns the interpolated text of a scalar node; any other node
+// is a type problem ("esperado um valor simples"+what, found ...).
+func (d *decoder) scalar(n *yaml.Node, ptr, what, whatEN string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		pt, en := kindName(n)
+		d.errAt(n, ptr, "tipo_invalido", "esperado um valor simples"+what+", encontrado "+pt, "expected a plain value"+whatEN+", found "+en)
+		return "", false
+	}
+	return d.interpolate(n, ptr)
+}
+
 // field describes one struct field as the job file names it.
 type field struct {
 	name     string
@@ -99,12 +110,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, ptr string) {
 		v = v.Elem()
 	}
 	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
-		if n.Kind != yaml.ScalarNode {
-			pt, en := kindName(n)
-			d.errAt(n, ptr, "tipo_invalido", "esperado um valor simples (texto ou número), encontrado "+pt, "expected a plain value (text or number), found "+en)
-			return
-		}
-		s, ok := d.interpolate(n, ptr)
+		s, ok := d.scalar(n, ptr, " (texto ou número)", " (text or number)")
 		if !ok {
 			return
 		}
@@ -142,12 +148,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, ptr string) {
 		}
 		v.Set(m)
 	case reflect.String, reflect.Int, reflect.Int64, reflect.Bool:
-		if n.Kind != yaml.ScalarNode {
-			pt, en := kindName(n)
-			d.errAt(n, ptr, "tipo_invalido", "esperado um valor simples, encontrado "+pt, "expected a plain value, found "+en)
-			return
-		}
-		s, ok := d.interpolate(n, ptr)
+		s, ok := d.scalar(n, ptr, "", "")
 		if !ok {
 			return
 		}
