@@ -2,6 +2,8 @@ package pix
 
 import (
 	"context"
+	"errors"
+	"runtime/debug"
 	"time"
 )
 
@@ -144,14 +146,12 @@ func (m *Module) run(ctx context.Context) {
 			case <-timer.C:
 			}
 		}
-		var err error
-		switch t.kind {
-		case taskLote:
-			err = m.processLote(ctx, t.account, t.id)
-		case taskRefund:
-			err = m.processRefund(ctx, t.account, t.id, t.sub)
-		case taskSend:
-			err = m.processSend(ctx, t.account, t.id)
+		err := m.process(ctx, t)
+		if errors.Is(err, errTaskPanicked) {
+			// A bug, not a passing failure: retrying would panic again.
+			// The work stays persisted as processing; a restart retries it.
+			m.finishTask()
+			continue
 		}
 		if err != nil {
 			m.log.Error().Err(err).Int("task", t.kind).Str("id", t.id).Msg("pix: background task failed; will retry")
@@ -166,6 +166,30 @@ func (m *Module) run(ctx context.Context) {
 		}
 		m.finishTask()
 	}
+}
+
+// errTaskPanicked reports a task that panicked (already logged).
+var errTaskPanicked = errors.New("pix: background task panicked")
+
+// process runs one task; a panic is logged with its stack and returned as
+// errTaskPanicked, so a bug in one task cannot take the whole sandbox down.
+func (m *Module) process(ctx context.Context, t task) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.log.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Int("task", t.kind).Str("id", t.id).
+				Msg("pix: background task panicked; left as processing until the next start")
+			err = errTaskPanicked
+		}
+	}()
+	switch t.kind {
+	case taskLote:
+		return m.processLote(ctx, t.account, t.id)
+	case taskRefund:
+		return m.processRefund(ctx, t.account, t.id, t.sub)
+	case taskSend:
+		return m.processSend(ctx, t.account, t.id)
+	}
+	return nil
 }
 
 func (m *Module) finishTask() {
