@@ -140,13 +140,13 @@ func (m *Module) pay(ctx context.Context, account, ref string, cents int64) (*Pa
 		}
 		if x, ok := a.charges[txid]; ok {
 			if c != nil {
-				return nil, fmt.Errorf("%w: txid %s existe em mais de uma conta; informe a conta", ErrChargeNotFound, ref)
+				return nil, fmt.Errorf("%w: txid %s existe em mais de uma conta; informe a conta", ErrChargeNotFound, short(ref))
 			}
 			c, accID = x, id
 		}
 	}
 	if c == nil {
-		return nil, fmt.Errorf("%w: %q", ErrChargeNotFound, ref)
+		return nil, fmt.Errorf("%w: %q", ErrChargeNotFound, short(ref))
 	}
 	if c.Body.Status != StatusAtiva {
 		return nil, fmt.Errorf("%w: cobrança %s com status %s", ErrNotPayable, c.Body.Txid, c.Body.Status)

@@ -282,7 +282,7 @@ func (m *Module) handlePay(w http.ResponseWriter, r *http.Request) {
 	if req.Valor != "" {
 		var err error
 		if cents, err = rules.ParsePixAmount(req.Valor); err != nil || cents <= 0 {
-			writeErr(w, problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "valor inválido.", []Violacao{{Razao: "deve ser maior que zero no formato 123.45", Propriedade: "valor", Valor: req.Valor}}))
+			writeErr(w, problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "valor inválido.", []Violacao{{Razao: "deve ser maior que zero no formato 123.45", Propriedade: "valor", Valor: short(req.Valor)}}))
 			return
 		}
 	}
@@ -290,7 +290,7 @@ func (m *Module) handlePay(w http.ResponseWriter, r *http.Request) {
 	if req.Conta != "" {
 		a, ok := m.auth.AccountByConta(req.Conta)
 		if !ok {
-			writeErr(w, notFound("Conta "+req.Conta+" não encontrada."))
+			writeErr(w, notFound("Conta "+short(req.Conta)+" não encontrada."))
 			return
 		}
 		account = a.ID
