@@ -3,73 +3,94 @@ package pipeline
 import (
 	"hash/maphash"
 	"math/bits"
+	"sort"
 )
 
-// seenSet remembers 64-bit hashes of strings with the row (source row
-// number) where each was first seen, in an open-addressing table of 12
-// bytes a slot, instead of keeping the strings: a million keys cost about
-// 15 MB when the table is sized up front (sizeHint) and at most twice that
-// while it grows. The hash and the row of a slot sit side by side, so an
-// insert touches one cache line, not two. Two different strings with the
-// same 64-bit hash would be reported as duplicates; with a random seed per
-// validation the chance for a million rows is about 3 in 100 million.
+// seenSet remembers strings by their 64-bit hash, with the row where each
+// was first seen, in an open-addressing table of 8 bytes a slot instead of
+// keeping the strings. The table is sized once for the most rows it may
+// see (the readers stop at formats.DefaultMaxRows data rows): about 11 MB
+// for a million, of which only the pages touched take memory.
+//
+// A slot holds 42 bits of the hash and the 0-based data row index (22
+// bits); the slot's place comes from the hash's top bits. The row number
+// as the spreadsheet shows it is index + an offset that changes only where
+// the input skips lines (blank lines, fields over several lines), kept as
+// a short list of breakpoints. Two different strings are taken for the
+// same one only when the 42 bits agree and both land in the same stretch
+// of the table (about 20 more bits): with a random seed per validation,
+// about 1 chance in 10 million for a million rows.
 type seenSet struct {
 	seed  maphash.Seed
-	slots []seenSlot
+	slots []uint64 // fingerprint<<idxBits | index; 0 = empty
 	count int
+	max   int // entries allowed (load factor 0.8)
+	// breaks are where row - index changes, in index order.
+	breaks []rowBreak
 }
 
-// seenSlot is a hash (lo, hi; 0 = empty slot, hash 0 is mapped to 1) and
-// the row where it was first seen.
-type seenSlot struct{ lo, hi, row uint32 }
+type rowBreak struct{ index, delta int }
 
-// maxLoad is the load factor (in tenths) at which the table grows.
-const maxLoad = 8
+const (
+	idxBits = 22
+	idxMask = 1<<idxBits - 1
+	// maxSeenRows is the last data row index a slot can hold.
+	maxSeenRows = idxMask
+)
 
-func newSeenSet(seed maphash.Seed, sizeHint int) *seenSet {
-	n := 1024
-	if want := sizeHint * 10 / maxLoad; want > n {
-		n = want + want/16
-	}
-	return &seenSet{seed: seed, slots: make([]seenSlot, n)}
+// newSeenSet makes a set for at most maxEntries strings; more are not
+// recorded (so not reported when they repeat).
+func newSeenSet(seed maphash.Seed, maxEntries int) *seenSet {
+	n := max(1024, maxEntries*10/8+maxEntries/16)
+	return &seenSet{seed: seed, slots: make([]uint64, n), max: maxEntries}
 }
 
 func (s *seenSet) hash(key string) uint64 {
-	h := maphash.String(s.seed, key)
-	if h == 0 {
-		h = 1
-	}
-	return h
+	return maphash.String(s.seed, key)
 }
 
-// add records key at row and returns the row where it was first seen, or 0.
-func (s *seenSet) add(key string, row int) int {
-	return s.addHash(s.hash(key), row)
+// add records key for the data row index (shown as row) and returns the
+// row where it was first seen, or 0.
+func (s *seenSet) add(key string, index, row int) int {
+	return s.addHash(s.hash(key), index, row)
 }
 
 // touch loads the slot where the search for h starts and returns part of
 // it (see rowValidator.touchKeys).
-func (s *seenSet) touch(h uint64) uint32 {
+func (s *seenSet) touch(h uint64) uint64 {
 	i, _ := bits.Mul64(h, uint64(len(s.slots)))
-	return s.slots[i].lo
+	return s.slots[i]
 }
 
-func (s *seenSet) addHash(h uint64, row int) int {
-	if (s.count+1)*10 > len(s.slots)*maxLoad {
-		s.grow()
+// fingerprint is the part of h a slot keeps, never 0.
+func fingerprint(h uint64) uint64 {
+	if fp := h & (1<<(64-idxBits) - 1); fp != 0 {
+		return fp
 	}
-	lo, hi := uint32(h), uint32(h>>32)
+	return 1
+}
+
+func (s *seenSet) addHash(h uint64, index, row int) int {
+	if index < 0 || index > maxSeenRows {
+		return 0
+	}
+	fp := fingerprint(h)
 	n := uint64(len(s.slots))
-	i, _ := bits.Mul64(h, n) // h scaled to [0, n)
+	i, _ := bits.Mul64(h, n) // the hash's top bits scaled to [0, n)
 	for {
-		sl := &s.slots[i]
-		switch {
-		case sl.lo == 0 && sl.hi == 0:
-			*sl = seenSlot{lo, hi, uint32(row)}
+		switch sl := s.slots[i]; {
+		case sl == 0:
+			if s.count >= s.max {
+				return 0 // full: not recorded
+			}
+			s.slots[i] = fp<<idxBits | uint64(index)
 			s.count++
+			if d := row - index; len(s.breaks) == 0 || s.breaks[len(s.breaks)-1].delta != d {
+				s.breaks = append(s.breaks, rowBreak{index, d})
+			}
 			return 0
-		case sl.lo == lo && sl.hi == hi:
-			return int(sl.row)
+		case sl>>idxBits == fp:
+			return s.rowOf(int(sl & idxMask))
 		}
 		if i++; i == n {
 			i = 0
@@ -77,13 +98,8 @@ func (s *seenSet) addHash(h uint64, row int) int {
 	}
 }
 
-func (s *seenSet) grow() {
-	old := s.slots
-	s.slots = make([]seenSlot, len(old)*2)
-	s.count = 0
-	for _, sl := range old {
-		if sl.lo != 0 || sl.hi != 0 {
-			s.addHash(uint64(sl.hi)<<32|uint64(sl.lo), int(sl.row))
-		}
-	}
+// rowOf is the row number of a recorded data row index.
+func (s *seenSet) rowOf(index int) int {
+	k := sort.Search(len(s.breaks), func(k int) bool { return s.breaks[k].index > index }) - 1
+	return index + s.breaks[k].delta
 }

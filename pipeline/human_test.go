@@ -132,13 +132,13 @@ issue:
 }
 
 func TestSeenSet(t *testing.T) {
-	s := newSeenSet(newSeed(), 0)
+	s := newSeenSet(newSeed(), 5000)
 	for i := 0; i < 5000; i++ {
-		if first := s.add(strings.Repeat("k", i%7)+string(rune('a'+i%26))+itoa(i), i+2); first != 0 {
+		if first := s.add(strings.Repeat("k", i%7)+string(rune('a'+i%26))+itoa(i), i, i+2); first != 0 {
 			t.Fatalf("key %d reported as seen at row %d", i, first)
 		}
 	}
-	if first := s.add("k"+"b"+itoa(1), 9999); first != 3 {
+	if first := s.add("k"+"b"+itoa(1), 9997, 9999); first != 3 {
 		t.Errorf("duplicate first seen at %d, want row 3", first)
 	}
 }

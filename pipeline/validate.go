@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -353,7 +352,7 @@ type rowValidator struct {
 	one   itemSlot
 	// keyHash is the current row's key hash from touchKeys (0: none).
 	keyHash uint64
-	sink    uint32
+	sink    uint64
 	slab    []itemSlot
 	strs    strArena
 }
@@ -510,14 +509,14 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 		return nil, err
 	}
 	seed := maphash.MakeSeed()
-	hint := rowsHint(job.InputFile, src.Format)
+	hint := formats.DefaultMaxRows // the readers' limit: the tables never grow
 	vr := &rowValidator{job: job, kind: job.Kind, src: src, col: m.ByField, byName: map[string]int{},
 		keys: newSeenSet(seed, hint), triples: newSeenSet(seed, hint), own: job.Endpoint.PayeeCode}
 	vr.hash.SetSeed(seed)
 	vr.seed = seed
 	vr.modc = map[*PixModSpec]*Modalidade{}
 	if job.Kind == results.Cobv {
-		vr.txids = newSeenSet(seed, 0)
+		vr.txids = newSeenSet(seed, hint)
 	}
 	for i, hdr := range src.Headers {
 		if _, dup := vr.byName[hdr]; !dup {
@@ -548,24 +547,6 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 		return nil, err
 	}
 	return vr, nil
-}
-
-// rowsHint estimates a CSV's rows from its size (pt-BR payer rows are
-// rarely under 160 bytes), so the duplicate tables are sized once instead
-// of growing; other formats start small.
-func rowsHint(path, format string) int {
-	if format != "csv" {
-		return 0
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	n := st.Size() / 160
-	if n > formats.DefaultMaxRows {
-		n = formats.DefaultMaxRows
-	}
-	return int(n)
 }
 
 func itemsNeedValue(items []ItemSpec) bool {
@@ -877,7 +858,7 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 	it.Key = key
 	if key == "" {
 		rc.fail("chave_ausente", FKey, kc, "a linha não tem chave (a coluna que identifica a linha está vazia)", "the row has no key (the column that identifies the row is empty)")
-	} else if first := vr.addKey(key, row.Number); first != 0 {
+	} else if first := vr.addKey(key, index, row.Number); first != 0 {
 		rc.fail("chave_duplicada", FKey, kc, fmt.Sprintf("chave %q repetida: já aparece na linha %d", key, first), fmt.Sprintf("key %q repeated: already on row %d", key, first))
 	}
 
@@ -893,7 +874,7 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 	}
 
 	if rc.errs == 0 && it.PayerDoc != "" {
-		if first := vr.triples.addHash(vr.tripleHash(it.PayerDoc, it.AmountCents, it.DueDate), row.Number); first != 0 {
+		if first := vr.triples.addHash(vr.tripleHash(it.PayerDoc, it.AmountCents, it.DueDate), index, row.Number); first != 0 {
 			rc.note(SevWarning, "possivel_duplicata", FDocument, nil, rules.MaskDocument(it.PayerDoc),
 				fmt.Sprintf("mesmo pagador, valor e vencimento da linha %d: confira se não é uma cobrança em dobro", first),
 				fmt.Sprintf("same payer, value and due date as row %d: check it is not a double charge", first))
@@ -943,12 +924,12 @@ func (vr *rowValidator) tripleHash(doc string, cents int64, due time.Time) uint6
 
 // addKey records the row's key, with the hash touchKeys computed when
 // there is one.
-func (vr *rowValidator) addKey(key string, row int) int {
+func (vr *rowValidator) addKey(key string, index, row int) int {
 	if h := vr.keyHash; h != 0 {
 		vr.keyHash = 0
-		return vr.keys.addHash(h, row)
+		return vr.keys.addHash(h, index, row)
 	}
-	return vr.keys.add(key, row)
+	return vr.keys.add(key, index, row)
 }
 
 // payerInfo is the row's payer, validated.
@@ -1401,7 +1382,7 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 		}
 	}
 	if txid != "" {
-		if first := vr.txids.add(txid, rc.row.Number); first != 0 {
+		if first := vr.txids.add(txid, rc.index, rc.row.Number); first != 0 {
 			tc, _ := rc.cell(iTxid)
 			rc.fail("txid_duplicado", FTxid, tc, fmt.Sprintf("txid %s repetido: já aparece na linha %d", txid, first), fmt.Sprintf("txid %s repeated: already on row %d", txid, first))
 		}
