@@ -158,6 +158,21 @@ var (
 	rawMessageType      = reflect.TypeFor[json.RawMessage]()
 )
 
+// maxEcho is how much of a client's text an error message repeats.
+const maxEcho = 80
+
+// Clip returns s cut to at most n runes, with "…" when it was cut.
+func Clip(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
+}
+
 func escapePointer(s string) string {
 	if !strings.ContainsAny(s, "~/") {
 		return s
@@ -367,7 +382,10 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 			f, ok := fields[k]
 			p := ptr + "/" + escapePointer(k)
 			if !ok {
-				return &DecodeError{Kind: ErrUnknownProperty, Pointer: p, Message: "Propriedade não permitida: " + k}
+				// A property name is the client's text: echo at most
+				// maxEcho characters of it (a 50 KB name stays out).
+				return &DecodeError{Kind: ErrUnknownProperty, Pointer: ptr + "/" + escapePointer(Clip(k, maxEcho)),
+					Message: "Propriedade não permitida: " + Clip(k, maxEcho)}
 			}
 			if f.quoted {
 				continue

@@ -89,13 +89,35 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeErr(w http.ResponseWriter, e *apiError) {
 	if e.efi {
-		writeJSON(w, e.status, map[string]string{"nome": e.nome, "mensagem": e.mensagem})
+		writeJSON(w, e.status, map[string]string{"nome": e.nome, "mensagem": httpx.Clip(e.mensagem, maxEchoText)})
 		return
 	}
 	w.Header().Set("Content-Type", "application/problem+json; charset=utf-8")
-	b, _ := json.Marshal(e.p)
+	b, _ := json.Marshal(clipProblem(e.p))
 	w.WriteHeader(e.status)
 	_, _ = w.Write(b)
+}
+
+// Error answers repeat the client's text (ids, property names, values):
+// at most this much of it, so a 50 KB txid is not sent back whole.
+const (
+	maxEchoValue = 80  // violacoes[].valor
+	maxEchoText  = 300 // detail, propriedade, mensagem
+)
+
+// clipProblem cuts the client's text inside p to the echo limits.
+func clipProblem(p Problem) Problem {
+	p.Detail = httpx.Clip(p.Detail, maxEchoText)
+	if len(p.Violacoes) > 0 {
+		vs := make([]Violacao, len(p.Violacoes))
+		for i, v := range p.Violacoes {
+			v.Propriedade = httpx.Clip(v.Propriedade, maxEchoText)
+			v.Valor = httpx.Clip(v.Valor, maxEchoValue)
+			vs[i] = v
+		}
+		p.Violacoes = vs
+	}
+	return p
 }
 
 // internal answers a store failure without internals.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +71,33 @@ func TestExpiracaoIsInt32(t *testing.T) {
 	req.Calendario.ValidadeAposVencimento = &big
 	_, err = e.c.PutCobV(ctx, txid("exp", 3), req)
 	wantProblem(t, err, http.StatusBadRequest, "CobVOperacaoInvalida", "calendario.validadeAposVencimento")
+}
+
+// TestErrorsEchoLittle: an error repeats at most a short piece of a huge
+// id, value or property name, still naming the field.
+func TestErrorsEchoLittle(t *testing.T) {
+	e := start(t, sandbox.Config{})
+	huge := strings.Repeat("x", 50000)
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodPut, "/v2/cob/" + huge, `{}`},
+		{http.MethodPut, "/v2/cobv/" + txid("echo", 1), `{"` + huge + `":1}`},
+		{http.MethodPut, "/v2/webhook/" + huge, `{"webhookUrl":"https://a.example"}`},
+		{http.MethodPut, "/v2/pix/" + huge + "/devolucao/" + huge, `{"valor":"1.00"}`},
+	} {
+		_, err := e.c.Do(ctx, api.Pix, c.method, c.path, []byte(c.body))
+		ae := asAPI(t, err)
+		if ae.Status >= 500 || ae.Status < 400 {
+			t.Fatalf("%s %.40s: %d", c.method, c.path, ae.Status)
+		}
+		size := len(ae.Mensagem) + len(ae.Nome)
+		if ae.Problem != nil {
+			size += len(ae.Problem.Detail)
+			for _, v := range ae.Problem.Violacoes {
+				size += len(v.Propriedade) + len(v.Valor) + len(v.Razao)
+			}
+		}
+		if size > 2000 {
+			t.Errorf("%s %.40s: the error repeats %d bytes", c.method, c.path, size)
+		}
+	}
 }
