@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -338,6 +339,7 @@ type rowValidator struct {
 	own     string
 	hash    maphash.Hash
 	seed    maphash.Seed
+	maxRows int            // most data rows the input can have
 	cols    [numFields]int // column index per field ordinal, -1 when absent
 	modc    map[*PixModSpec]*Modalidade
 	dates   [64]struct {
@@ -509,15 +511,13 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 		return nil, err
 	}
 	seed := maphash.MakeSeed()
-	hint := formats.DefaultMaxRows // the readers' limit: the tables never grow
+	hint := maxDataRows(job.InputFile, src.Format) // the tables never grow
 	vr := &rowValidator{job: job, kind: job.Kind, src: src, col: m.ByField, byName: map[string]int{},
 		keys: newSeenSet(seed, hint), triples: newSeenSet(seed, hint), own: job.Endpoint.PayeeCode}
 	vr.hash.SetSeed(seed)
 	vr.seed = seed
 	vr.modc = map[*PixModSpec]*Modalidade{}
-	if job.Kind == results.Cobv {
-		vr.txids = newSeenSet(seed, hint)
-	}
+	vr.maxRows = hint
 	for i, hdr := range src.Headers {
 		if _, dup := vr.byName[hdr]; !dup {
 			vr.byName[hdr] = i
@@ -547,6 +547,21 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 		return nil, err
 	}
 	return vr, nil
+}
+
+// maxDataRows bounds the data rows of an input, to size the duplicate
+// tables once: the readers' limit, or for a text file (CSV, YAML) half
+// its size when smaller (a data row takes at least two bytes). An XLSX
+// is compressed, so its size bounds nothing.
+func maxDataRows(path, format string) int {
+	n := formats.DefaultMaxRows
+	if format == "xlsx" {
+		return n
+	}
+	if st, err := os.Stat(path); err == nil && st.Size()/2 < int64(n) {
+		n = int(st.Size() / 2)
+	}
+	return n
 }
 
 func itemsNeedValue(items []ItemSpec) bool {
@@ -1382,6 +1397,9 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 		}
 	}
 	if txid != "" {
+		if vr.txids == nil { // made on the first txid: most jobs have none
+			vr.txids = newSeenSet(vr.seed, vr.maxRows)
+		}
 		if first := vr.txids.add(txid, rc.index, rc.row.Number); first != 0 {
 			tc, _ := rc.cell(iTxid)
 			rc.fail("txid_duplicado", FTxid, tc, fmt.Sprintf("txid %s repetido: já aparece na linha %d", txid, first), fmt.Sprintf("txid %s repeated: already on row %d", txid, first))
