@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"remessa/pipeline/results"
 	"remessa/rules"
@@ -131,11 +132,29 @@ func NewPlanBuilder(job *Job) *PlanBuilder {
 	return b
 }
 
+// jsonSizer counts what a json.Encoder writes, without keeping it: the
+// size of json.Marshal's output without building it.
+type jsonSizer struct {
+	n   int
+	enc *json.Encoder
+}
+
+func (s *jsonSizer) Write(p []byte) (int, error) { s.n += len(p); return len(p), nil }
+
+var sizers = sync.Pool{New: func() any {
+	s := &jsonSizer{}
+	s.enc = json.NewEncoder(s)
+	return s
+}}
+
 // CobvBytes is the size of a cobv creation request inside a batch body,
 // counting a derived txid at its longest (35 characters).
 func CobvBytes(c *CobvRequest) int {
-	b, _ := json.Marshal(c)
-	n := len(b)
+	e := sizers.Get().(*jsonSizer)
+	e.n = 0
+	e.enc.Encode(c)
+	n := e.n - 1 // Encode ends with a newline Marshal does not write
+	sizers.Put(e)
 	if c.Txid == "" {
 		n += len(`,"txid":""`) + 35
 	}
