@@ -765,7 +765,10 @@ func (rc *rowCtx) note(sev, code, field string, c *formats.Cell, value, pt, en s
 	if sev == SevError {
 		rc.errs++
 	}
-	rc.notes = append(rc.notes, Note{Severity: sev, Row: rc.row.Number, Index: rc.index, Key: rc.key, Problem: p})
+	// The row's strings share the reader's buffers; a note outlives the
+	// row, so it keeps copies rather than pinning a whole buffer.
+	p.Value = strings.Clone(p.Value)
+	rc.notes = append(rc.notes, Note{Severity: sev, Row: rc.row.Number, Index: rc.index, Key: strings.Clone(rc.key), Problem: p})
 }
 
 func (rc *rowCtx) fail(code, field string, c *formats.Cell, pt, en string) {
@@ -902,7 +905,8 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 		}
 	}
 	if rc.errs > 0 {
-		rr := &results.Row{Index: index, SourceRow: row.Number, Key: key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
+		// copies, as for notes: refused rows are few and may be kept
+		rr := &results.Row{Index: index, SourceRow: row.Number, Key: strings.Clone(key), PayerName: strings.Clone(it.PayerName), PayerDoc: strings.Clone(it.PayerDoc),
 			Outcome: results.Refused, AmountCents: it.AmountCents}
 		if !it.DueDate.IsZero() {
 			rr.DueDate = rules.FormatISODate(it.DueDate)
