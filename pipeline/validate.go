@@ -61,7 +61,11 @@ func (n Note) Localized(lang string) string {
 }
 
 // Handler receives validation results as they stream. Any nil func is
-// skipped. Items and rows passed are not reused by the validator.
+// skipped. Items and rows passed are not reused by the validator. The
+// strings of an item share buffers with the rows around it (the readers
+// cut them from large blocks): a caller that keeps strings of only a few
+// items out of many should keep copies (strings.Clone), or it keeps the
+// blocks alive. Notes and refused rows carry copies already.
 type Handler struct {
 	Item    func(*Item) error
 	Refused func(*results.Row) error
