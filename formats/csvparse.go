@@ -24,14 +24,11 @@ type csvParser struct {
 	recordBuffer []byte
 	fieldIndexes []int
 	record       []string
-	arena        strings.Builder
+	arena        Arena
 }
 
 // errInvalidDelim is encoding/csv's error for an unusable delimiter.
 var errInvalidDelim = errors.New("csv: invalid field or comment delimiter")
-
-// csvArenaSize is the size of the buffers the fields are cut from.
-const csvArenaSize = 64 << 10
 
 func newCSVParser(r *bufio.Reader, comma rune) *csvParser {
 	return &csvParser{r: r, comma: comma}
@@ -109,7 +106,7 @@ func (p *csvParser) read() (record []string, recLine int, err error) {
 	if p.comma < utf8.RuneSelf && bytes.IndexByte(line, '"') < 0 {
 		// No quote on the line (the common case): the fields are the
 		// line's pieces between delimiters.
-		str := p.str(line[:len(line)-lengthNL(line)])
+		str := p.arena.Bytes(line[:len(line)-lengthNL(line)])
 		rec := p.record[:0]
 		for {
 			i := strings.IndexByte(str, byte(p.comma))
@@ -213,7 +210,7 @@ parseField:
 
 // fields cuts the record's fields out of one arena string.
 func (p *csvParser) fields() []string {
-	str := p.str(p.recordBuffer)
+	str := p.arena.Bytes(p.recordBuffer)
 	if cap(p.record) < len(p.fieldIndexes) {
 		p.record = make([]string, len(p.fieldIndexes))
 	}
@@ -224,20 +221,4 @@ func (p *csvParser) fields() []string {
 		pre = idx
 	}
 	return p.record
-}
-
-// str returns b as a string cut from the arena: a strings.Builder never
-// rewrites bytes it has handed out through String, so earlier strings stay
-// valid when a new buffer is started.
-func (p *csvParser) str(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if p.arena.Cap()-p.arena.Len() < len(b) {
-		p.arena.Reset()
-		p.arena.Grow(max(len(b), csvArenaSize))
-	}
-	start := p.arena.Len()
-	p.arena.Write(b)
-	return p.arena.String()[start:]
 }

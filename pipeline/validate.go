@@ -360,7 +360,7 @@ type rowValidator struct {
 	keyHash uint64
 	sink    uint64
 	slab    []itemSlot
-	strs    strArena
+	strs    strArena // the row's built strings (see formats.Arena)
 }
 
 // touchKeys hashes the key of every row of a batch and loads the slot of
@@ -405,34 +405,13 @@ func (vr *rowValidator) nextSlot() *itemSlot {
 	return s
 }
 
-// strArena cuts many short strings out of one buffer: a strings.Builder
-// never rewrites the bytes it has handed out through String, so a string
-// taken from it stays valid (and keeps its buffer alive) after later
-// writes; when the buffer is full a new one is started.
-type strArena struct{ b strings.Builder }
-
-const arenaSize = 8 << 10
-
-// begin makes room for n more bytes and returns where the next string
-// starts.
-func (a *strArena) begin(n int) int {
-	if a.b.Cap()-a.b.Len() < n {
-		a.b.Reset()
-		a.b.Grow(max(n, arenaSize))
-	}
-	return a.b.Len()
-}
-
-// end returns the string written since begin returned start.
-func (a *strArena) end(start int) string { return a.b.String()[start:] }
+// strArena is a formats.Arena that writes the request strings of a row.
+type strArena struct{ formats.Arena }
 
 // pixAmount is rules.FormatPixAmount written into the arena.
 func (a *strArena) pixAmount(cents int64) string {
 	var buf [24]byte
-	b := rules.AppendPixAmount(buf[:0], cents)
-	start := a.begin(len(b))
-	a.b.Write(b)
-	return a.end(start)
+	return a.Bytes(rules.AppendPixAmount(buf[:0], cents))
 }
 
 // join writes the non-empty parts separated by ", " into the arena.
@@ -441,17 +420,17 @@ func (a *strArena) join(parts ...string) string {
 	for _, p := range parts {
 		n += len(p) + 2
 	}
-	start := a.begin(n)
+	a.Begin(n)
 	for _, p := range parts {
 		if p == "" {
 			continue
 		}
-		if a.b.Len() > start {
-			a.b.WriteString(", ")
+		if a.Len() > 0 {
+			a.WriteString(", ")
 		}
-		a.b.WriteString(p)
+		a.WriteString(p)
 	}
-	return a.end(start)
+	return a.End()
 }
 
 // isoDate is rules.FormatISODate with a small cache: due dates repeat
