@@ -345,7 +345,9 @@ type rowValidator struct {
 	seed    maphash.Seed
 	maxRows int            // most data rows the input can have
 	cols    [numFields]int // column index per field ordinal, -1 when absent
-	modc    map[*PixModSpec]*Modalidade
+	// modc holds the constant multa, juros and abatimento of a cobv job,
+	// built once and shared by every item (read only).
+	modc []modCache
 	dates   [64]struct {
 		day int64
 		s   string
@@ -499,7 +501,6 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 		keys: newSeenSet(seed, hint), triples: newSeenSet(seed, hint), own: job.Endpoint.PayeeCode}
 	vr.hash.SetSeed(seed)
 	vr.seed = seed
-	vr.modc = map[*PixModSpec]*Modalidade{}
 	vr.maxRows = hint
 	for i, hdr := range src.Headers {
 		if _, dup := vr.byName[hdr]; !dup {
@@ -1349,8 +1350,10 @@ func (vr *rowValidator) pixMod(rc *rowCtx, m *PixModSpec) *Modalidade {
 	if m == nil {
 		return nil
 	}
-	if c, ok := vr.modc[m]; ok {
-		return c // shared by every item: read only
+	for _, c := range vr.modc {
+		if c.spec == m {
+			return c.md
+		}
 	}
 	x, ok := rc.get(&m.Valor)
 	if !ok {
@@ -1358,9 +1361,14 @@ func (vr *rowValidator) pixMod(rc *rowCtx, m *PixModSpec) *Modalidade {
 	}
 	md := &Modalidade{Modalidade: m.Modalidade, ValorPerc: rules.FormatPixAmount(x.(pm).v)}
 	if !m.Valor.IsTemplate() {
-		vr.modc[m] = md
+		vr.modc = append(vr.modc, modCache{m, md})
 	}
 	return md
+}
+
+type modCache struct {
+	spec *PixModSpec
+	md   *Modalidade
 }
 
 func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
