@@ -347,8 +347,8 @@ type rowValidator struct {
 	cols    [numFields]int // column index per field ordinal, -1 when absent
 	// modc holds the constant multa, juros and abatimento of a cobv job,
 	// built once and shared by every item (read only).
-	modc []modCache
-	dates   [64]struct {
+	modc  []modCache
+	dates [64]struct {
 		day int64
 		s   string
 	}
