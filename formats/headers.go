@@ -149,7 +149,15 @@ func MatchHeaders(headers []string, fields []FieldSpec, overrides map[string]str
 		for _, f := range fields {
 			for _, mi := range missing {
 				if mi == f.Name {
-					names := append([]string{f.Name}, f.Aliases...)
+					// the accepted names, once each as matching sees them
+					var names []string
+					seen := map[string]bool{}
+					for _, n := range append([]string{f.Name}, f.Aliases...) {
+						if k := NormalizeHeader(n); !seen[k] {
+							seen[k] = true
+							names = append(names, n)
+						}
+					}
 					pt = append(pt, fmt.Sprintf("%s (aceita: %s)", f.Name, strings.Join(names, ", ")))
 					e = append(e, fmt.Sprintf("%s (accepts: %s)", f.Name, strings.Join(names, ", ")))
 				}

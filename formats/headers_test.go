@@ -31,7 +31,7 @@ var testFields = []FieldSpec{
 	{Name: "name", Aliases: []string{"Nome", "Responsável"}, Required: true},
 	{Name: "document", Aliases: []string{"CPF", "CNPJ", "Documento", "cpf_cnpj"}, Required: true},
 	{Name: "amount", Aliases: []string{"Valor", "value"}, Required: true},
-	{Name: "due_date", Aliases: []string{"Vencimento"}, Required: true},
+	{Name: "due_date", Aliases: []string{"Vencimento", "vencimento"}, Required: true},
 	{Name: "email", Aliases: []string{"E-mail"}},
 }
 
@@ -63,6 +63,9 @@ func TestMatchHeadersMissingListsAll(t *testing.T) {
 		if !strings.Contains(msg, s) {
 			t.Errorf("message %q lacks %q", msg, s)
 		}
+	}
+	if strings.Count(strings.ToLower(msg), "vencimento") != 1 {
+		t.Errorf("an accepted name repeated (same after folding): %q", msg)
 	}
 	if strings.Contains(msg, "email (") {
 		t.Errorf("optional field reported missing: %q", msg)

@@ -190,7 +190,12 @@ func pURL(s string) (any, *limitErr) {
 func pPixKey(s string) (any, *limitErr) {
 	k := rules.NormalizePixKey(strings.TrimSpace(s))
 	if _, err := rules.PixKeyType(k); err != nil {
-		return nil, lim("chave_pix_invalida", fmt.Sprintf("chave Pix %q inválida: %v", s, err), fmt.Sprintf("invalid Pix key %q: %v", s, err))
+		// the reason without rules' own "chave Pix "...": " prefix (the key
+		// as normalised, which would name it twice); rules words it in
+		// Portuguese only
+		why := strings.TrimPrefix(err.Error(), fmt.Sprintf("chave Pix %q: ", k))
+		return nil, lim("chave_pix_invalida", fmt.Sprintf("chave Pix %q inválida: %s", s, why),
+			fmt.Sprintf("invalid Pix key %q: use a CPF, a CNPJ, a phone as +55..., an e-mail in lowercase or a random key (lowercase UUID)", s))
 	}
 	return k, nil
 }

@@ -202,7 +202,10 @@ func TestCorpus(t *testing.T) {
 		{name: "duplicate key", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"A": "A1"}})},
 			want: []string{"chave_duplicada@3:A"}, exit: 1},
 		{name: "incomplete address", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"H": ""}})},
-			want: []string{"endereco_incompleto@2:"}, exit: 1},
+			want: []string{"endereco_incompleto@2:H"}, exit: 1},
+		{name: "address without a neighbourhood column", job: carnetJob,
+			files: map[string][]byte{"in.csv": []byte(strings.Replace(strings.Replace(string(csvWith(nil)), ";Bairro", "", 1), ";Centro", "", 2))},
+			want:  []string{"endereco_incompleto@2:", "endereco_incompleto@3:"}, exit: 1},
 		{name: "ragged csv row", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(nil, "A3;Só três;campos")},
 			want: []string{"ragged_row@4:"}, exit: 1},
 		{name: "oversize per-row message", job: carnetJob,
@@ -323,6 +326,9 @@ func TestCorpus(t *testing.T) {
 			}
 			if r.ExitCode != c.exit {
 				t.Errorf("exit code %d, want %d", r.ExitCode, c.exit)
+			}
+			if w := warnings(r); len(w) != 0 {
+				t.Errorf("warnings %v, want none", w)
 			}
 		})
 	}

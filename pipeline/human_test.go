@@ -180,3 +180,19 @@ func TestSecretsNotPrinted(t *testing.T) {
 		t.Errorf("literal secret: %v", err)
 	}
 }
+
+func TestPixKeyMessage(t *testing.T) {
+	_, le := pPixKey("não é chave")
+	if le == nil || le.code != "chave_pix_invalida" {
+		t.Fatalf("got %+v", le)
+	}
+	if want := `chave Pix "não é chave" inválida: formato não reconhecido`; !strings.HasPrefix(le.pt, want) || strings.Count(le.pt, "chave Pix") != 1 {
+		t.Errorf("pt %q, want it to start %q and name the key once", le.pt, want)
+	}
+	if !strings.HasPrefix(le.en, `invalid Pix key "não é chave": use a CPF`) || strings.Contains(le.en, "formato") {
+		t.Errorf("en %q: want English only", le.en)
+	}
+	if v, le := pPixKey(" Financeiro@Example.com "); le != nil || v != "financeiro@example.com" {
+		t.Errorf("valid key: %v %+v", v, le)
+	}
+}

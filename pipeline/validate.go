@@ -1054,14 +1054,21 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 		p.addr, p.hasAddr = Address{Street: street, Number: number, Neighborhood: hood, Zipcode: cep, City: city, Complement: compl, State: uf}, true
 		if vr.kind != results.Cobv {
 			var missing []string
-			for _, f := range []struct{ v, id string }{{street, FStreet}, {number, FNumber}, {hood, FNeighborhood}, {cep, FZipcode}, {city, FCity}, {uf, FState}} {
+			at, atField := (*formats.Cell)(nil), FStreet // the first missing field's cell, when it has a column
+			for _, f := range []struct {
+				v, id string
+				fi    int
+			}{{street, FStreet, iStreet}, {number, FNumber, iNumber}, {hood, FNeighborhood, iNeighborhood}, {cep, FZipcode, iZipcode}, {city, FCity, iCity}, {uf, FState, iState}} {
 				if f.v == "" {
 					fd, _ := FieldByID(f.id)
 					missing = append(missing, fd.Label)
+					if c, ok := rc.cell(f.fi); ok && at == nil {
+						at, atField = c, f.id
+					}
 				}
 			}
 			if len(missing) > 0 && cepRaw != "" || len(missing) > 0 && street != "" {
-				rc.fail("endereco_incompleto", FStreet, nil, "endereço incompleto: falta "+strings.Join(missing, ", "), "incomplete address: missing "+strings.Join(missing, ", "))
+				rc.fail("endereco_incompleto", atField, at, "endereço incompleto: falta "+strings.Join(missing, ", "), "incomplete address: missing "+strings.Join(missing, ", "))
 			}
 		}
 	}
