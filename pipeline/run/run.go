@@ -250,6 +250,13 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 			if c := v.Items[i].Cobv; c != nil && !hasKey(m.PixKeys, c.Chave) {
 				m.PixKeys = append(m.PixKeys, c.Chave)
 			}
+			if sp := v.Items[i].PixSplit; sp != nil {
+				for _, r := range sp.Split.Repasses {
+					if r.Favorecido != nil && !slices.Contains(m.SplitContas, r.Favorecido.Conta) {
+						m.SplitContas = append(m.SplitContas, r.Favorecido.Conta)
+					}
+				}
+			}
 		}
 	}
 	j, err := journal.Create(filepath.Join(dir, journal.FileName))
@@ -297,6 +304,7 @@ type Meta struct {
 	PixBaseURL  string         `json:"pix_base_url,omitempty"`
 	SandboxDir  string         `json:"sandbox_dir,omitempty"`
 	PixKeys     []string       `json:"pix_keys,omitempty"`
+	SplitContas []string       `json:"split_contas,omitempty"` // embedded: accounts the job's Pix split pays
 	StartedAt   string         `json:"started_at"`
 	Formats     []string       `json:"formats"`
 	Lang        string         `json:"lang"`

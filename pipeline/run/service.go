@@ -75,6 +75,7 @@ type serviceConfig struct {
 	P12File, P12Password   string
 	SandboxDir             string
 	PixKeys                []string // embedded: keys the job receives on, registered on the account
+	SplitContas            []string // embedded: Pix accounts the job's split pays, created when missing
 	Rates                  map[string]int
 	Log                    zerolog.Logger
 	Timeout                time.Duration
@@ -121,6 +122,17 @@ func connect(ctx context.Context, c serviceConfig) (*Service, error) {
 				if err := srv.Auth().AddKey(ctx, acc.ID, k); err != nil {
 					rn.Close()
 					return nil, fmt.Errorf("sandbox embutido: cadastrar a chave Pix do job: %w", err)
+				}
+			}
+			// the local sandbox stands for the real service, where the
+			// split's receiving accounts exist
+			for _, conta := range c.SplitContas {
+				if conta == "" || conta == acc.Conta {
+					continue
+				}
+				if _, err := srv.Auth().EnsureAccount(ctx, "Favorecido do split (conta "+conta+")", conta); err != nil {
+					rn.Close()
+					return nil, fmt.Errorf("sandbox embutido: criar a conta %s do split do job: %w", conta, err)
 				}
 			}
 		}

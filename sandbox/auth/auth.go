@@ -321,15 +321,43 @@ func (s *Service) credentials(accountID, clientID, secret string, created bool) 
 // CreateAccount creates an account with a random payee code, conta, CNPJ
 // and one random EVP Pix key. An empty name gives "Conta Sandbox N".
 func (s *Service) CreateAccount(ctx context.Context, name string) (Account, error) {
+	return s.createAccount(ctx, name, "")
+}
+
+// EnsureAccount returns the account with Pix account number conta,
+// creating it (as CreateAccount, with that conta) when there is none: a
+// local run whose Pix split names receiving accounts finds them.
+func (s *Service) EnsureAccount(ctx context.Context, name, conta string) (Account, error) {
+	if conta == "" || strings.ContainsAny(conta, " \t\r\n") {
+		return Account{}, fmt.Errorf("auth: invalid conta %q", conta)
+	}
+	if a, ok := s.AccountByConta(conta); ok {
+		return a, nil
+	}
+	return s.createAccount(ctx, name, conta)
+}
+
+func (s *Service) createAccount(ctx context.Context, name, conta string) (Account, error) {
 	var acc Account
 	// Never take s.mu inside a store transaction (updateAccount takes them
 	// in the other order).
 	s.mu.RLock()
-	payee, conta := hex.EncodeToString(randomBytes(16)), randomConta()
-	for s.byPayee[payee] != nil || s.byConta[conta] != nil {
-		payee, conta = hex.EncodeToString(randomBytes(16)), randomConta()
+	fixed := conta != ""
+	payee := hex.EncodeToString(randomBytes(16))
+	if !fixed {
+		conta = randomConta()
 	}
+	for s.byPayee[payee] != nil || !fixed && s.byConta[conta] != nil {
+		payee = hex.EncodeToString(randomBytes(16))
+		if !fixed {
+			conta = randomConta()
+		}
+	}
+	taken := fixed && s.byConta[conta] != nil
 	s.mu.RUnlock()
+	if taken {
+		return Account{}, fmt.Errorf("auth: conta %q already exists", conta)
+	}
 	err := s.st.Tx(ctx, func(tx *store.Tx) error {
 		n, err := tx.NextSeq("auth.account")
 		if err != nil {

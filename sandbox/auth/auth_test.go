@@ -174,3 +174,28 @@ func TestConcurrentAccountChanges(t *testing.T) {
 		t.Fatalf("%d keys", len(acc.Keys))
 	}
 }
+
+func TestEnsureAccount(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	a, err := s.EnsureAccount(ctx, "Federação", "7654321")
+	if err != nil || a.Conta != "7654321" || a.Name != "Federação" || len(a.Keys) != 1 {
+		t.Fatalf("EnsureAccount: %+v %v", a, err)
+	}
+	if got, ok := s.AccountByConta("7654321"); !ok || got.ID != a.ID {
+		t.Fatalf("AccountByConta after EnsureAccount: %+v %v", got, ok)
+	}
+	again, err := s.EnsureAccount(ctx, "Outra", "7654321")
+	if err != nil || again.ID != a.ID || again.Name != "Federação" {
+		t.Fatalf("second EnsureAccount created another account: %+v %v", again, err)
+	}
+	if n := len(s.Accounts()); n != 1 {
+		t.Fatalf("%d accounts, want 1", n)
+	}
+	if _, err := s.EnsureAccount(ctx, "x", ""); err == nil {
+		t.Fatal("empty conta accepted")
+	}
+	if _, err := s.EnsureAccount(ctx, "x", "12 34"); err == nil {
+		t.Fatal("conta with a space accepted")
+	}
+}
