@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"remessa/api"
 	"remessa/pipeline"
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
@@ -525,7 +527,28 @@ func newLogger(dir string) (zerolog.Logger, io.Closer, error) {
 	if err != nil {
 		return zerolog.Nop(), nil, fmt.Errorf("log da execução: %w", err)
 	}
-	return zerolog.New(f).Hook(preciseTime{}).Level(zerolog.InfoLevel), f, nil
+	return zerolog.New(redactWriter{f}).Hook(preciseTime{}).Level(zerolog.InfoLevel), f, nil
+}
+
+// redactWriter keeps secrets and payers' documents out of run.log: every
+// event (one Write) goes through api.RedactString, and whatever reads as a
+// valid CPF or CNPJ (a key column of documents makes custom_ids carry one)
+// is masked.
+type redactWriter struct{ w io.Writer }
+
+var reDocument = regexp.MustCompile(`\b(?:\d{3}\.?\d{3}\.?\d{3}-?\d{2}|\d{2}\.?\d{3}\.?\d{3}/?\d{4}-?\d{2})\b`)
+
+func (r redactWriter) Write(p []byte) (int, error) {
+	s := reDocument.ReplaceAllStringFunc(api.RedactString(string(p)), func(d string) string {
+		if rules.ValidCPF(d) || rules.ValidCNPJ(d) {
+			return rules.MaskDocument(d)
+		}
+		return d
+	})
+	if _, err := io.WriteString(r.w, s); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 var errNotFound = errors.New("not found")
