@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,5 +37,19 @@ func TestRunResumeCommands(t *testing.T) {
 	}
 	if code := dispatch([]string{"run"}, &out, &errb); code != exitUsage {
 		t.Fatalf("run without a job: exit %d", code)
+	}
+	errb.Reset()
+	if code := dispatch([]string{"resume", dirs[0], "--log-format", "xml"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--log-format") {
+		t.Fatalf("--log-format xml: exit %d\n%s", code, errb.String())
+	}
+	// --log-format json: stderr is JSON lines only
+	errb.Reset()
+	if code := dispatch([]string{"run", "../../samples/boletos/boletos.yaml", "--runs-dir", t.TempDir(), "--log-format", "json"}, &out, &errb); code != exitOK {
+		t.Fatalf("run --log-format json: exit %d\n%s", code, errb.String())
+	}
+	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("--log-format json wrote a line that is not JSON: %q", l)
+		}
 	}
 }
