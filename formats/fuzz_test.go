@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -174,4 +175,56 @@ func FuzzParseDate(f *testing.F) {
 			t.Fatalf("ParseDate(%q) = %v; FormatDate = %q reads back as %v, %v", s, d, FormatDate(d), back, err)
 		}
 	})
+}
+
+// FuzzRestoreDocument: the result is only digits and uppercase letters,
+// reading it again changes nothing, a restoration pads with zeros to 11 or
+// 14 digits, and the digits typed are all kept, in order.
+func FuzzRestoreDocument(f *testing.F) {
+	for _, s := range []string{"529.982.247-25", "1234567890", "1234567890.0", "191", "12.abc.345/01de-35", "112223330001", " 11.222.333/0001-81 ", "52998224725\u00a0", "1.5E+10", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		clean, restored := RestoreDocument(s)
+		for i := 0; i < len(clean); i++ {
+			if c := clean[i]; !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z') {
+				t.Fatalf("RestoreDocument(%q) = %q: byte %q", s, clean, c)
+			}
+		}
+		if again, r := RestoreDocument(clean); again != clean || r {
+			t.Fatalf("RestoreDocument(%q) = %q; again gives %q, %v", s, clean, again, r)
+		}
+		if restored {
+			trimmed := strings.TrimLeft(clean, "0")
+			if len(clean) != 11 && len(clean) != 14 || !strings.Contains(onlyDigits(s), trimmed) {
+				t.Fatalf("RestoreDocument(%q) = %q restored: want 11 or 14 digits keeping the ones typed", s, clean)
+			}
+		}
+	})
+}
+
+// FuzzRestoreCEP: the same properties for a CEP, padded to 8 digits.
+func FuzzRestoreCEP(f *testing.F) {
+	for _, s := range []string{"01310-100", "1310100", "1310100.0", "01.310-100", "0", "", "abc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		clean, restored := RestoreCEP(s)
+		if again, r := RestoreCEP(clean); again != clean || r {
+			t.Fatalf("RestoreCEP(%q) = %q; again gives %q, %v", s, clean, again, r)
+		}
+		if restored && (len(clean) != 8 || !strings.Contains(onlyDigits(s), strings.TrimLeft(clean, "0"))) {
+			t.Fatalf("RestoreCEP(%q) = %q restored: want 8 digits keeping the ones typed", s, clean)
+		}
+	})
+}
+
+func onlyDigits(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }

@@ -485,3 +485,25 @@ func TestStreamStopsEarly(t *testing.T) {
 		t.Errorf("%d goroutines before, %d after: the reader goroutine leaked", before, after)
 	}
 }
+
+// TestTodayInSaoPaulo: at 01:30 UTC on 23 Nov it is still 22 Nov in São
+// Paulo, so a due date of 23 Nov is tomorrow (accepted) and 22 Nov is today
+// (refused); with the UTC date both would be refused.
+func TestTodayInSaoPaulo(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.csv"), csvWith(map[int]map[string]string{2: {"M": "23/11/2026"}, 3: {"M": "22/11/2026"}}), 0o644)
+	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(carnetJob), 0o644)
+	late := time.Date(2026, 11, 23, 1, 30, 0, 0, time.UTC)
+	j, err := Load(filepath.Join(dir, "job.yaml"), LoadOptions{Now: func() time.Time { return late }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Validate(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewValidationReport("job.yaml", j, v, nil)
+	if got := strings.Join(found(r), " "); got != "vencimento_passado@3:M" || !j.Today.Equal(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("today %s, problems %q; want 2026-11-22 and only row 3 refused", j.Today.Format("2006-01-02"), got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,8 +204,17 @@ func TestSampleMensal(t *testing.T) {
 	}
 }
 
+// addShare adds cents to want[recipient][month].
+func addShare(want map[string]map[string]int64, recipient, month string, cents int64) {
+	if want[recipient] == nil {
+		want[recipient] = map[string]int64{}
+	}
+	want[recipient][month] += cents
+}
+
 func TestSampleSplits(t *testing.T) {
-	_, v := loadSample(t, "split/pedidos.yaml")
+	j, v := loadSample(t, "split/pedidos.yaml")
+	wantByRecipient := map[string]map[string]int64{}
 	for _, it := range v.Items {
 		ci := it.Slip.Items[0]
 		m := ci.Marketplace
@@ -228,10 +238,19 @@ func TestSampleSplits(t *testing.T) {
 		if got[m.Repasses[0].PayeeCode] != wantSeller || got["9f8e7d6c5b4a39281706f5e4d3c2b1a0"] != wantPlatform || got["own"] != total-wantSeller-wantPlatform {
 			t.Errorf("row %d: shares %v of %d, want seller %d platform %d", it.SourceRow, got, total, wantSeller, wantPlatform)
 		}
+		month := it.DueDate.Format("2006-01")
+		addShare(wantByRecipient, m.Repasses[0].PayeeCode, month, wantSeller)
+		addShare(wantByRecipient, "9f8e7d6c5b4a39281706f5e4d3c2b1a0", month, wantPlatform)
+		addShare(wantByRecipient, OwnRecipient, month, total-wantSeller-wantPlatform)
+	}
+	// the plan's totals by split recipient and due month (20 Dec 2026)
+	if p := BuildPlan("pedidos.yaml", j, v); !reflect.DeepEqual(p.Totals.BySplitRecipient, wantByRecipient) || len(wantByRecipient) != 5 || len(wantByRecipient[OwnRecipient]) != 1 {
+		t.Errorf("plan by recipient %v, want %v", p.Totals.BySplitRecipient, wantByRecipient)
 	}
 
-	j, v := loadSample(t, "split/associados.yaml")
+	j, v = loadSample(t, "split/associados.yaml")
 	p := BuildPlan("associados.yaml", j, v)
+	wantByRecipient = map[string]map[string]int64{}
 	if p.Issue.SplitConfigs != 1 {
 		t.Errorf("%d split configs, want 1", p.Issue.SplitConfigs)
 	}
@@ -245,6 +264,12 @@ func TestSampleSplits(t *testing.T) {
 		}
 		v := it.AmountCents
 		want := map[string]int64{"own": v - v*2000/10000 - v*1500/10000, "7654321": v * 2000 / 10000, "1111111": v * 1500 / 10000}
+		for k, c := range want {
+			if k == "own" {
+				k = OwnRecipient
+			}
+			addShare(wantByRecipient, k, "2026-12", c) // due +20d from 22 Nov 2026
+		}
 		for _, s := range it.Split {
 			k := s.Recipient
 			if s.Own {
@@ -258,6 +283,9 @@ func TestSampleSplits(t *testing.T) {
 	}
 	if sum != p.Totals.AcceptedCents {
 		t.Errorf("shares sum to %d, total %d", sum, p.Totals.AcceptedCents)
+	}
+	if !reflect.DeepEqual(p.Totals.BySplitRecipient, wantByRecipient) || len(wantByRecipient) != 3 {
+		t.Errorf("plan by recipient %v, want %v", p.Totals.BySplitRecipient, wantByRecipient)
 	}
 }
 
