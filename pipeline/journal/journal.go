@@ -413,6 +413,38 @@ func (j *Journal) CallCounts(ctx context.Context) (map[string]map[string]int, er
 	return out, wrap("calls", rs.Err())
 }
 
+// Call is one journaled call.
+type Call struct {
+	Seq                  int64
+	Route, Target, State string
+	Status               int
+	At, DoneAt           time.Time // DoneAt zero while the outcome is not journaled
+}
+
+// Calls returns every call in the order they were journaled.
+func (j *Journal) Calls(ctx context.Context) ([]Call, error) {
+	rs, err := j.db.QueryContext(ctx, `SELECT seq,route,target,state,status,at,done_at FROM calls ORDER BY seq`)
+	if err != nil {
+		return nil, wrap("calls", err)
+	}
+	defer rs.Close()
+	var out []Call
+	for rs.Next() {
+		var c Call
+		var at string
+		var done sql.NullString
+		if err := rs.Scan(&c.Seq, &c.Route, &c.Target, &c.State, &c.Status, &at, &done); err != nil {
+			return nil, wrap("calls", err)
+		}
+		c.At, _ = time.Parse(time.RFC3339Nano, at)
+		if done.Valid {
+			c.DoneAt, _ = time.Parse(time.RFC3339Nano, done.String)
+		}
+		out = append(out, c)
+	}
+	return out, wrap("calls", rs.Err())
+}
+
 func wrap(what string, err error) error {
 	if err == nil {
 		return err

@@ -56,6 +56,8 @@ func TestJournalPersists(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
+	later := now.Add(1500 * time.Millisecond)
+	j.SetClock(func() time.Time { return later })
 	rows, err := j.Rows(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +74,11 @@ func TestJournalPersists(t *testing.T) {
 	}
 	if err := j.Tx(ctx, func(tx *Tx) error { return tx.Finish(seq, CallOK, 200, "") }); err != nil {
 		t.Fatal(err)
+	}
+	calls, err := j.Calls(ctx)
+	if err != nil || len(calls) != 1 || calls[0].Seq != seq || calls[0].Route != "POST /v1/carnet" || calls[0].Target != "rm-r1-a" ||
+		calls[0].State != CallOK || calls[0].Status != 200 || !calls[0].At.Equal(now) || !calls[0].DoneAt.Equal(later) {
+		t.Fatalf("Calls = %+v, %v", calls, err)
 	}
 	cc, _ := j.CallCounts(ctx)
 	if cc["POST /v1/carnet"][CallOK] != 1 {
