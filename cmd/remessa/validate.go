@@ -49,15 +49,10 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	return rep.ExitCode
 }
 
-// setSoftMemoryLimit asks the garbage collector to keep the heap near 40
-// MiB unless GOMEMLIMIT says otherwise: validate and plan stream any input
-// in about 25 MB of live data (the duplicate tables of a million rows),
-// and without a limit the heap grows to twice that before collecting. At
-// 40 MiB a million-row validate peaks near 52 MB resident for about 10%
-// more CPU than at 48 MiB (59 MB resident). It is a soft limit: more live
-// data is still allowed.
+// setSoftMemoryLimit asks the garbage collector to keep the heap near
+// pipeline.SoftMemoryLimit unless GOMEMLIMIT says otherwise.
 func setSoftMemoryLimit() {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(40 << 20)
+		debug.SetMemoryLimit(pipeline.SoftMemoryLimit)
 	}
 }
