@@ -11,8 +11,8 @@ import (
 	"remessa/api"
 	"remessa/rules"
 	"remessa/sandbox"
-	"remessa/sandbox/faults"
 	_ "remessa/sandbox/charges"
+	"remessa/sandbox/faults"
 	"remessa/sandbox/sandboxtest"
 )
 
