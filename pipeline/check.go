@@ -521,9 +521,13 @@ func (c *checker) checkPixMod(m *PixModSpec, ptr string, allowed []int, pctMods 
 		ok = ok || a == m.Modalidade
 	}
 	if !ok {
+		use := fmt.Sprint(allowed[0])
+		if n := len(allowed); n > 1 {
+			use = fmt.Sprintf("%d a %d", allowed[0], allowed[n-1]) // allowed is a run
+		}
 		c.fail(ptr+"/modalidade", "modalidade_invalida",
-			fmt.Sprintf("modalidade %d inválida para %s; use %v", m.Modalidade, what, allowed),
-			fmt.Sprintf("modalidade %d is invalid for %s; use %v", m.Modalidade, whatEN, allowed))
+			fmt.Sprintf("modalidade %d inválida para %s; use %s", m.Modalidade, what, use),
+			fmt.Sprintf("modalidade %d is invalid for %s; use %s", m.Modalidade, whatEN, strings.Replace(use, " a ", " to ", 1)))
 		return
 	}
 	isPct := false

@@ -277,6 +277,12 @@ func TestCorpus(t *testing.T) {
 			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"pixsplit_soma@L8:7"}, exit: 2},
 		{name: "bad pix key", job: "version: 1\ninput: {file: in.csv}\nissue:\n  cobv:\n    chave: não é chave\n",
 			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"chave_pix_invalida@L5:12"}, exit: 2},
+		{name: "abatimento modalidade 3", job: cobvJob("    abatimento: {modalidade: 3, valor: 5%}\n"),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"modalidade_invalida@L6:30"}, exit: 2},
+		{name: "percent multa given in reais", job: cobvJob("    multa: {modalidade: 2, valor: \"R$ 2,00\"}\n"),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"tipo_valor@L6:35"}, exit: 2},
+		{name: "desconto modalidade 7", job: cobvJob("    desconto: {modalidade: 7, valor: 1%}\n"),
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"modalidade_invalida@L6:28"}, exit: 2},
 		{name: "batch size 1001", job: cobvJob("    batch: {size: 1001}\n"),
 			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"lote_fora_limite@L6:19"}, exit: 2},
 		{name: "constant txid", job: cobvJob("    txid: ABCDEFGHIJKLMNOPQRSTUVWXYZ0123\n"),
@@ -505,5 +511,33 @@ func TestTodayInSaoPaulo(t *testing.T) {
 	r := NewValidationReport("job.yaml", j, v, nil)
 	if got := strings.Join(found(r), " "); got != "vencimento_passado@3:M" || !j.Today.Equal(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("today %s, problems %q; want 2026-11-22 and only row 3 refused", j.Today.Format("2006-01-02"), got)
+	}
+}
+
+// TestCobvModalidades: multa, juros, abatimento and a per-day desconto of
+// a cobv job reach the request in the API's units (valorPerc with two
+// decimals: reais or percent by modalidade).
+func TestCobvModalidades(t *testing.T) {
+	job := "version: 1\ninput: {file: in.csv}\nissue:\n  cobv:\n    chave: financeiro@example.com\n" +
+		"    multa: {modalidade: 1, valor: \"R$ 2,50\"}\n    juros: {modalidade: 2, valor: \"0,5%\"}\n" +
+		"    abatimento: {modalidade: 1, valor: \"R$ 10,00\"}\n    desconto: {modalidade: 3, valor: \"R$ 0,20\"}\n"
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.csv"), csvWith(nil), 0o644)
+	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(job), 0o644)
+	j, err := Load(filepath.Join(dir, "job.yaml"), testOpts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Validate(context.Background(), j)
+	if err != nil || !v.Clean() || len(v.Items) != 2 {
+		t.Fatalf("err %v, notes %+v", err, v.Notes)
+	}
+	val := v.Items[1].Cobv.Valor
+	if val.Original != "200.00" || *val.Multa != (Modalidade{1, "2.50"}) || *val.Juros != (Modalidade{2, "0.50"}) ||
+		val.Abatimento == nil || *val.Abatimento != (Modalidade{1, "10.00"}) {
+		t.Errorf("valor %+v multa %+v juros %+v abatimento %+v", val, val.Multa, val.Juros, val.Abatimento)
+	}
+	if d := val.Desconto; d == nil || d.Modalidade != 3 || d.ValorPerc != "0.20" || len(d.DescontoDataFixa) != 0 {
+		t.Errorf("desconto %+v", d)
 	}
 }
