@@ -85,11 +85,26 @@ func TestRestartKeepsEverything(t *testing.T) {
 	if err := e.c.SettleParcel(ctx, cn.CarnetID, 2); err != nil {
 		t.Fatal(err)
 	}
+	lk, err := e.c.CreateOneStepLink(ctx, api.OneStepLinkRequest{Items: items(4000), Settings: api.LinkSettings{ExpireAt: "2026-03-25"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cardTok, err := e.c.PaymentToken(ctx, e.creds.PayeeCode, testCard("4012001038443335"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := e.c.CreateOneStepCharge(ctx, api.OneStepRequest{Items: items(6000), Payment: cardPayment(cardTok.PaymentToken, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := map[int64]*api.Charge{}
-	for _, id := range []int64{cr.ChargeID, os.ChargeID, cn.Charges[0].ChargeID, cn.Charges[1].ChargeID} {
-		before[id], _ = e.c.GetCharge(ctx, id)
+	for _, id := range []int64{cr.ChargeID, os.ChargeID, cn.Charges[0].ChargeID, cn.Charges[1].ChargeID, cn.Charges[2].ChargeID, lk.ChargeID, card.ChargeID} {
+		if before[id], err = e.c.GetCharge(ctx, id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cb, _ := e.c.GetCarnet(ctx, cn.CarnetID)
+	jcb, _ := json.Marshal(cb)
 	pub := e.mod.keys[e.creds.AccountID].pubPEM
 	e.close()
 
@@ -114,6 +129,10 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 	if ca.Status != cb.Status || len(ca.Charges) != 3 || ca.Charges[1].Status != "settled" || ca.Charges[0].Barcode != cb.Charges[0].Barcode {
 		t.Fatalf("carnet after restart %+v", ca)
+	}
+	jca, _ := json.Marshal(ca)
+	if a, b := strings.ReplaceAll(string(jca), e2.srv.URL, "BASE"), strings.ReplaceAll(string(jcb), e.srvURL(), "BASE"); a != b {
+		t.Fatalf("carnet differs after restart:\n%s\n%s", b, a)
 	}
 	// New ids do not collide with old ones.
 	cr2, _ := e2.c.CreateCharge(ctx, api.ChargeRequest{Items: items(1000)})
