@@ -541,3 +541,38 @@ func TestCobvModalidades(t *testing.T) {
 		t.Errorf("desconto %+v", d)
 	}
 }
+
+// TestCompanyPayer: a CNPJ payer (alphanumeric too) becomes the customer's
+// juridical_person, with the "Razão social" column or else the name; a
+// CPF payer keeps cpf; birth date and phone reach the customer.
+func TestCompanyPayer(t *testing.T) {
+	in := []byte(baseHeader + ";Razão social;Nascimento\n" +
+		strings.Replace(baseRows[0], "529.982.247-25", "11.222.333/0001-81", 1) + ";Flores Comércio Ltda;\n" +
+		strings.Replace(baseRows[1], "111.444.777-35", "12.abc.345/01de-35", 1) + ";;\n" +
+		strings.Replace(strings.Replace(baseRows[0], "A1;", "A3;", 1), "150,00", "170,00", 1) + ";;15/03/1985\n")
+	r := runCase(t, carnetJob, map[string][]byte{"in.csv": in}, nil)
+	if got := found(r); len(got) != 0 || r.Accepted != 3 {
+		t.Fatalf("problems %v accepted %d", got, r.Accepted)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.csv"), in, 0o644)
+	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(carnetJob), 0o644)
+	j, err := Load(filepath.Join(dir, "job.yaml"), testOpts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Validate(context.Background(), j)
+	if err != nil || len(v.Items) != 3 {
+		t.Fatalf("%v %d items", err, len(v.Items))
+	}
+	c0, c1, c2 := v.Items[0].Carnet.Customer, v.Items[1].Carnet.Customer, v.Items[2].Carnet.Customer
+	if c0.CPF != "" || c0.JuridicalPerson == nil || *c0.JuridicalPerson != (JuridicalPerson{CorporateName: "Flores Comércio Ltda", CNPJ: "11222333000181"}) {
+		t.Errorf("row 2 customer %+v %+v", c0, c0.JuridicalPerson)
+	}
+	if c1.JuridicalPerson == nil || *c1.JuridicalPerson != (JuridicalPerson{CorporateName: "João Araújo", CNPJ: "12ABC34501DE35"}) {
+		t.Errorf("row 3 customer %+v %+v", c1, c1.JuridicalPerson)
+	}
+	if c2.CPF != "52998224725" || c2.JuridicalPerson != nil || c2.Birth != "1985-03-15" || c2.PhoneNumber != "11987654321" {
+		t.Errorf("row 4 customer %+v", c2)
+	}
+}
