@@ -78,4 +78,7 @@ func TestSchemaAndTemplateCommands(t *testing.T) {
 	if code, _, _ := pipeCmd("template", "faturas"); code != exitUsage {
 		t.Errorf("unknown kind: exit %d", code)
 	}
+	if code, _, errs := pipeCmd("template", "cobv", "-o", filepath.Join(dir, "modelo.pdf")); code != exitUsage || !strings.Contains(errs, "modelo.pdf") {
+		t.Errorf("unsupported extension: exit %d %s", code, errs)
+	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"remessa/formats"
 	"remessa/pipeline"
 )
 
@@ -42,6 +44,9 @@ func runTemplate(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := pipeline.WriteTemplate(kind, *out, time.Now(), *lang); err != nil {
 		fmt.Fprintln(stderr, "remessa template:", err)
+		if fe := (*formats.Error)(nil); errors.As(err, &fe) && fe.Code == formats.CodeUnknownFormat {
+			return exitUsage // -o names a format there is no template for
+		}
 		return exitInternal
 	}
 	fmt.Fprintf(stdout, "escrito %s\n", *out)
