@@ -79,8 +79,10 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "endereço da API de cobranças (e de tudo mais); porta 0 = qualquer livre")
 	fs.StringVar(&cfg.PixAddr, "pix-addr", "", "endereço separado para a API Pix (padrão: o mesmo de --addr; com --tls, uma porta livre)")
 	fs.StringVar(&cfg.DataDir, "data", "", "diretório dos dados (padrão: <cache do usuário>/remessa/sandbox; \":memory:\" não grava nada)")
-	fs.StringVar(&cfg.ClientID, "client-id", os.Getenv("REMESSA_SANDBOX_CLIENT_ID"), "fixa o Client_Id da primeira aplicação (ou REMESSA_SANDBOX_CLIENT_ID)")
-	fs.StringVar(&cfg.ClientSecret, "client-secret", os.Getenv("REMESSA_SANDBOX_CLIENT_SECRET"), "fixa o Client_Secret da primeira aplicação (ou REMESSA_SANDBOX_CLIENT_SECRET)")
+	// The environment is read after parsing, not as a flag default: --help
+	// prints defaults, and a secret must not appear there.
+	fs.StringVar(&cfg.ClientID, "client-id", "", "fixa o Client_Id da primeira aplicação (ou REMESSA_SANDBOX_CLIENT_ID)")
+	fs.StringVar(&cfg.ClientSecret, "client-secret", "", "fixa o Client_Secret da primeira aplicação (ou REMESSA_SANDBOX_CLIENT_SECRET)")
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", 0, "validade dos tokens (padrão 600s em /v1/authorize, 3600s em /oauth/token; um valor menor vale para os dois)")
 	fs.DurationVar(&cfg.BatchDelay, "batch-delay", 0, "tempo que os itens de um lote cobv ficam EM_PROCESSAMENTO")
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve a API Pix com mTLS numa porta própria (CA local no diretório de dados)")
@@ -97,6 +99,7 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "remessa sandbox: argumento inesperado %q\n", pos[0])
 		return exitUsage
 	}
+	credentialsFromEnv(&cfg)
 	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		fmt.Fprintln(stderr, "remessa sandbox:", err)
@@ -141,6 +144,17 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 		return exitInternal
 	}
 	return exitOK
+}
+
+// credentialsFromEnv fills the first application's credentials not given
+// by flags from REMESSA_SANDBOX_CLIENT_ID and REMESSA_SANDBOX_CLIENT_SECRET.
+func credentialsFromEnv(cfg *sandbox.Config) {
+	if cfg.ClientID == "" {
+		cfg.ClientID = os.Getenv("REMESSA_SANDBOX_CLIENT_ID")
+	}
+	if cfg.ClientSecret == "" {
+		cfg.ClientSecret = os.Getenv("REMESSA_SANDBOX_CLIENT_SECRET")
+	}
 }
 
 func newLogger(w io.Writer, format, level string) (zerolog.Logger, error) {

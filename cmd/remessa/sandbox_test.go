@@ -167,3 +167,61 @@ func TestNotifySpeedupFlagRefusesZero(t *testing.T) {
 		t.Fatalf("%d %s", code, errs)
 	}
 }
+
+// TestSandboxCredentialsFromEnv: the environment fixes the first
+// application's credentials, flags win over it, and --help never shows the
+// secret.
+func TestSandboxCredentialsFromEnv(t *testing.T) {
+	t.Setenv("REMESSA_SANDBOX_CLIENT_ID", "Client_Id_env")
+	t.Setenv("REMESSA_SANDBOX_CLIENT_SECRET", "Client_Secret_env_segredo")
+	var cfg sandbox.Config
+	credentialsFromEnv(&cfg)
+	if cfg.ClientID != "Client_Id_env" || cfg.ClientSecret != "Client_Secret_env_segredo" {
+		t.Fatalf("from env: %q %q", cfg.ClientID, cfg.ClientSecret)
+	}
+	cfg = sandbox.Config{ClientID: "Client_Id_flag", ClientSecret: "Client_Secret_flag"}
+	credentialsFromEnv(&cfg)
+	if cfg.ClientID != "Client_Id_flag" || cfg.ClientSecret != "Client_Secret_flag" {
+		t.Fatalf("flags overridden by env: %q %q", cfg.ClientID, cfg.ClientSecret)
+	}
+	code, out, errs := runCmd("sandbox", "--help")
+	if code != exitOK || strings.Contains(out+errs, "segredo") {
+		t.Fatalf("help shows the secret from the environment: %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestBannerShowsFirstCredentials: the first start prints Client_Id,
+// Client_Secret and payee_code; a restart cannot (the secret is hashed)
+// and says so.
+func TestBannerShowsFirstCredentials(t *testing.T) {
+	dir := t.TempDir()
+	start := func(cfg sandbox.Config) string {
+		cfg.DataDir, cfg.Addr = dir, "127.0.0.1:0"
+		srv, err := sandbox.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rn, err := srv.Start()
+		if err != nil {
+			srv.Close()
+			t.Fatal(err)
+		}
+		defer rn.Close()
+		var out bytes.Buffer
+		printBanner(&out, rn, faults.Config{}, 1)
+		for _, want := range []string{rn.ClientID, rn.PayeeCode, rn.URL + "/v1/authorize"} {
+			if want == "" || !strings.Contains(out.String(), want) {
+				t.Fatalf("banner lacks %q:\n%s", want, out.String())
+			}
+		}
+		return out.String()
+	}
+	b := start(sandbox.Config{ClientID: "Client_Id_banner", ClientSecret: "Client_Secret_banner"})
+	if !strings.Contains(b, "Client_Id_banner") || !strings.Contains(b, "Client_Secret_banner") {
+		t.Fatalf("first banner:\n%s", b)
+	}
+	b = start(sandbox.Config{})
+	if strings.Contains(b, "Client_Secret_banner") || !strings.Contains(b, "mostrado só na criação") {
+		t.Fatalf("banner after restart:\n%s", b)
+	}
+}
