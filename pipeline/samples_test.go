@@ -137,7 +137,7 @@ func TestSampleEscola(t *testing.T) {
 	if p.Issue.Carnets != 40 || p.Issue.Parcels != 480 || p.Totals.AcceptedCents != total || len(p.Totals.ByDueMonth) != 12 {
 		t.Errorf("plan: %+v", p.Issue)
 	}
-	if len(p.Calls) != 1 || p.Calls[0].Route != RouteCarnet || p.Calls[0].Calls != 40 || p.Days != 1 {
+	if len(p.Calls) != 1 || p.Calls[0].Route != RouteCarnet || p.Calls[0].Calls != 40 || p.Calls[0].Quota != 15000 || p.Days != 1 {
 		t.Errorf("plan calls: %+v days %d", p.Calls, p.Days)
 	}
 	// CPFs stored as numbers lost their zero: warned, and restored.
