@@ -544,11 +544,12 @@ func TestCobvModalidades(t *testing.T) {
 
 // TestCompanyPayer: a CNPJ payer (alphanumeric too) becomes the customer's
 // juridical_person, with the "Razão social" column or else the name; a
-// CPF payer keeps cpf; birth date and phone reach the customer.
+// CPF payer keeps cpf; birth date and phone reach the customer; a UF in
+// lowercase is accepted and sent in uppercase.
 func TestCompanyPayer(t *testing.T) {
 	in := []byte(baseHeader + ";Razão social;Nascimento\n" +
 		strings.Replace(baseRows[0], "529.982.247-25", "11.222.333/0001-81", 1) + ";Flores Comércio Ltda;\n" +
-		strings.Replace(baseRows[1], "111.444.777-35", "12.abc.345/01de-35", 1) + ";;\n" +
+		strings.Replace(strings.Replace(baseRows[1], "111.444.777-35", "12.abc.345/01de-35", 1), ";RJ;", ";rj;", 1) + ";;\n" +
 		strings.Replace(strings.Replace(baseRows[0], "A1;", "A3;", 1), "150,00", "170,00", 1) + ";;15/03/1985\n")
 	r := runCase(t, carnetJob, map[string][]byte{"in.csv": in}, nil)
 	if got := found(r); len(got) != 0 || r.Accepted != 3 {
@@ -569,7 +570,8 @@ func TestCompanyPayer(t *testing.T) {
 	if c0.CPF != "" || c0.JuridicalPerson == nil || *c0.JuridicalPerson != (JuridicalPerson{CorporateName: "Flores Comércio Ltda", CNPJ: "11222333000181"}) {
 		t.Errorf("row 2 customer %+v %+v", c0, c0.JuridicalPerson)
 	}
-	if c1.JuridicalPerson == nil || *c1.JuridicalPerson != (JuridicalPerson{CorporateName: "João Araújo", CNPJ: "12ABC34501DE35"}) {
+	if c1.JuridicalPerson == nil || *c1.JuridicalPerson != (JuridicalPerson{CorporateName: "João Araújo", CNPJ: "12ABC34501DE35"}) ||
+		c1.Address == nil || c1.Address.State != "RJ" || c1.Address.Zipcode != "20040002" { // UF typed in lowercase
 		t.Errorf("row 3 customer %+v %+v", c1, c1.JuridicalPerson)
 	}
 	if c2.CPF != "52998224725" || c2.JuridicalPerson != nil || c2.Birth != "1985-03-15" || c2.PhoneNumber != "11987654321" {
