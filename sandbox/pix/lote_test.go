@@ -83,6 +83,25 @@ func TestLote1000(t *testing.T) {
 			t.Fatalf("listed %+v", cb)
 		}
 	}
+	// Pages of the batch's charges: default 100 per page, the last one short.
+	w.ItensPorPagina = 0
+	dflt, err := c.ListCobV(ctx, api.ListCobVParams{ListCobParams: api.ListCobParams{ListParams: w}, LoteCobVID: 1000})
+	if pg := dflt.Parametros.Paginacao; err != nil || len(dflt.Cobs) != 100 || pg.ItensPorPagina != 100 || pg.QuantidadeDePaginas != 10 || pg.PaginaAtual != 0 {
+		t.Fatalf("default page: %v %d %+v", err, len(dflt.Cobs), dflt.Parametros)
+	}
+	w.PaginaAtual = 9
+	last, err := c.ListCobV(ctx, api.ListCobVParams{ListCobParams: api.ListCobParams{ListParams: w}, LoteCobVID: 1000})
+	if pg := last.Parametros.Paginacao; err != nil || len(last.Cobs) != 95 || pg.PaginaAtual != 9 || pg.QuantidadeTotalDeItens != 995 {
+		t.Fatalf("last page: %v %d %+v", err, len(last.Cobs), last.Parametros)
+	}
+	for _, cb := range append(dflt.Cobs, last.Cobs...) {
+		if !seen[cb.Txid] {
+			t.Fatalf("paged %s not in the full page", cb.Txid)
+		}
+	}
+	if dflt.Cobs[0].Txid != page.Cobs[0].Txid || last.Cobs[94].Txid != page.Cobs[994].Txid {
+		t.Fatalf("pages out of order: %s %s", dflt.Cobs[0].Txid, last.Cobs[94].Txid)
+	}
 	for i := range bad {
 		if seen[its[i].Txid] {
 			t.Fatalf("denied %d listed", i)

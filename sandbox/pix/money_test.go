@@ -613,3 +613,71 @@ func TestPayAmountDue(t *testing.T) {
 	_, err := e.c.SandboxPayPix(ctx, api.PixPayRequest{Txid: expired})
 	wantProblem(t, err, http.StatusBadRequest, "CobOperacaoInvalida", "")
 }
+
+// TestSendSimulationTable: the spec's sandbox table for sends, at every
+// boundary: status after processing, refunds received, webhook notices
+// (tipo and status) and the answer on the request.
+func TestSendSimulationTable(t *testing.T) {
+	e := start(t, sandbox.Config{})
+	c := e.c
+	if _, err := c.PutWebhook(ctx, e.key, "https://example.com/sim"); err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	cases := []struct {
+		valor   string
+		status  string   // after processing; "" = refused on the request
+		refunds []string // values of the received refunds
+		notices []string // tipo/status of each webhook notice
+	}{
+		{"0.01", "REALIZADO", nil, []string{"SOLICITACAO/REALIZADO"}},
+		{"3.99", "REALIZADO", nil, []string{"SOLICITACAO/REALIZADO"}},
+		{"4.00", "REALIZADO", []string{"2.00", "2.00"}, []string{"SOLICITACAO/REALIZADO", "DEVOLUCAO/REALIZADO"}},
+		{"4.01", "REALIZADO", nil, []string{"SOLICITACAO/REALIZADO"}},
+		{"5.00", "REALIZADO", []string{"5.00"}, []string{"SOLICITACAO/REALIZADO", "DEVOLUCAO/REALIZADO"}},
+		{"10.00", "REALIZADO", nil, []string{"SOLICITACAO/REALIZADO"}},
+		{"10.01", "NAO_REALIZADO", nil, []string{"SOLICITACAO/NAO_REALIZADO"}},
+		{"20.00", "NAO_REALIZADO", nil, []string{"SOLICITACAO/NAO_REALIZADO"}},
+		{"20.01", "", nil, nil},
+		{"1000.00", "", nil, nil},
+	}
+	for i, tc := range cases {
+		id := "sim" + strings.ReplaceAll(tc.valor, ".", "x")
+		_, err := c.SendPix(ctx, id, api.PixSendRequest{Valor: tc.valor, Pagador: api.PixPagador{Chave: e.key}, Favorecido: api.PixFavorecido{Chave: "efipay@sejaefi.com.br"}})
+		if tc.status == "" {
+			wantEfi(t, err, http.StatusUnprocessableEntity, "pagamento_negado")
+			_, err = c.GetPixEnviadoByID(ctx, id)
+			wantProblem(t, err, http.StatusNotFound, "PixEnviadoNaoEncontrado", "")
+		} else {
+			if err != nil {
+				t.Fatalf("%s: %v", tc.valor, err)
+			}
+			s := waitSend(t, c, id, len(tc.refunds))
+			var got []string
+			for _, d := range s.Devolucoes {
+				if d.Status != "DEVOLVIDO" {
+					t.Errorf("%s: refund %+v", tc.valor, d)
+				}
+				got = append(got, d.Valor)
+			}
+			if s.Status != tc.status || strings.Join(got, ",") != strings.Join(tc.refunds, ",") {
+				t.Errorf("case %d %s: status %s refunds %v, want %s %v", i, tc.valor, s.Status, got, tc.status, tc.refunds)
+			}
+		}
+		var notices []string
+		for _, d := range rec.take() {
+			for _, it := range decodePix(t, d.Body) {
+				if ex, _ := it["gnExtras"].(map[string]any); ex == nil || ex["idEnvio"] != id {
+					t.Errorf("%s: notice without its idEnvio: %s", tc.valor, d.Body)
+				}
+				notices = append(notices, it["tipo"].(string)+"/"+it["status"].(string))
+			}
+		}
+		if strings.Join(notices, ",") != strings.Join(tc.notices, ",") {
+			t.Errorf("%s: notices %v, want %v", tc.valor, notices, tc.notices)
+		}
+	}
+	// Only the sandbox test key receives sends by key.
+	_, err := c.SendPix(ctx, "simoutra", api.PixSendRequest{Valor: "1.00", Pagador: api.PixPagador{Chave: e.key}, Favorecido: api.PixFavorecido{Chave: e.key}})
+	wantEfi(t, err, http.StatusBadRequest, "chave_invalida")
+}
