@@ -192,8 +192,36 @@ type fichaLayout struct {
 
 var (
 	fullFicha    = fichaLayout{rowH: 9, instrH: 32, payerH: 16, rightW: 46, valueSize: 8.5, lineSize: 12}
-	compactFicha = fichaLayout{rowH: 7, instrH: 21, payerH: 14, rightW: 38, valueSize: 7.5, lineSize: 10}
+	compactFicha = fichaLayout{rowH: 7, instrH: 24, payerH: 14, rightW: 38, valueSize: 7.5, lineSize: 10}
 )
+
+// lineHeight is the baseline distance in mm of a font size in points
+// (1.2 × the size).
+const lineHeight = 0.42
+
+// minInstructionSize is the smallest font size, in points, the instructions
+// are printed in.
+const minInstructionSize = 4.5
+
+// instructionLines wraps the instructions to w mm in the largest font size
+// from max down to minInstructionSize at which they all fit in h mm; it
+// returns that size (already set as the current font) and the lines in
+// cp1252. At the smallest size every line is still returned, so a slip never
+// drops an instruction silently (Slip.Check bounds what there is).
+func (d *pdfDoc) instructionLines(in []string, w, h, max float64) (float64, []string) {
+	for size := max; ; size -= 0.25 {
+		d.font("", size)
+		var lines []string
+		for _, s := range in {
+			for _, part := range d.SplitLines([]byte(d.tr(s)), w) {
+				lines = append(lines, string(part))
+			}
+		}
+		if float64(len(lines))*size*lineHeight <= h || size-0.25 < minInstructionSize {
+			return size, lines
+		}
+	}
+}
 
 // ficha draws the bank part of a slip at (x, y) with width w and returns
 // the y below it.
@@ -268,19 +296,16 @@ func (d *pdfDoc) ficha(x, y, w float64, s Slip, l fichaLayout) (float64, error) 
 	// Instructions on the left, deductions and additions on the right.
 	d.Rect(x, y, left, l.instrH, "D")
 	d.text(x+0.8, y+2.2, 0, "", 5, "Instruções (texto de responsabilidade do beneficiário)")
-	size := vs - 0.5
-	lh := size * 0.42
+	size, lines := d.instructionLines(s.Instructions(), left-1.6, l.instrH-3.2, vs-0.5)
+	lh := size * lineHeight
 	ty := y + 2.4 + lh
 	d.font("", size)
-	for _, in := range s.Instructions() {
-		for _, part := range d.SplitLines([]byte(d.tr(in)), left-1.6) {
-			if ty > y+l.instrH-0.8 {
-				break
-			}
-			d.Text(x+0.8, ty, string(part))
-			ty += lh
-		}
+	for _, part := range lines {
+		d.Text(x+0.8, ty, part)
+		ty += lh
 	}
+	size = vs - 0.5
+	lh = size * lineHeight
 	boxes := []string{"(-) Desconto / Abatimento", "(+) Mora / Multa", "(=) Valor cobrado"}
 	bh := l.instrH / float64(len(boxes))
 	for i, b := range boxes {
