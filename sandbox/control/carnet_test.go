@@ -160,23 +160,36 @@ func TestCarnetDocumentLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.control("POST", "/sandbox/carnets/"+itoa(cn.CarnetID)+"/parcels/1/pay", nil, nil)
-	for _, u := range []string{cn.PDF.Carnet, cn.PDF.Cover, cn.Cover, cn.Link, cn.Charges[1].URL, cn.Charges[1].PDF.Charge} {
-		if u == "" {
-			t.Fatalf("carnet links %+v", cn)
+	// Every link kind of the carnet answer: the pdf ones a PDF, the others a
+	// printable HTML page.
+	links := []struct {
+		name, url string
+		pdf       bool
+	}{
+		{"pdf.carnet", cn.PDF.Carnet, true}, {"pdf.cover", cn.PDF.Cover, true}, {"cover", cn.Cover, false},
+		{"link", cn.Link, false}, {"charges[1].url", cn.Charges[1].URL, false}, {"charges[1].pdf.charge", cn.Charges[1].PDF.Charge, true},
+	}
+	for _, l := range links {
+		if l.url == "" {
+			t.Fatalf("carnet answer has no %s: %+v", l.name, cn)
 		}
-		resp, err := http.Get(u)
+		resp, err := http.Get(l.url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		ct := resp.Header.Get("Content-Type")
 		if resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %d", u, resp.StatusCode)
+			t.Fatalf("GET %s (%s): %d", l.url, l.name, resp.StatusCode)
 		}
-		if u == cn.PDF.Carnet {
-			if !strings.HasPrefix(string(b), "%PDF-") {
-				t.Fatalf("carnet pdf is %.10q", b)
-			}
+		if l.pdf && (ct != "application/pdf" || !strings.HasPrefix(string(b), "%PDF-")) {
+			t.Errorf("%s answered %s %.10q, want a PDF", l.name, ct, b)
+		}
+		if !l.pdf && (!strings.HasPrefix(ct, "text/html") || !strings.Contains(string(b), "<!DOCTYPE html>") || !strings.Contains(strings.ToLower(string(b)), "carnê")) {
+			t.Errorf("%s answered %s %.40q, want an HTML page about the carnet", l.name, ct, b)
+		}
+		if l.name == "pdf.carnet" {
 			if dir := os.Getenv("REMESSA_SAMPLE_DIR"); dir != "" {
 				os.WriteFile(dir+"/sandbox-carnet.pdf", b, 0o644)
 			}
