@@ -227,6 +227,8 @@ func TestCorpus(t *testing.T) {
 		// Job problems (exit 2), with line and column.
 		{name: "unknown job key", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    parcelas: 3\n",
 			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"chave_desconhecida@L6:5"}, exit: 2},
+		{name: "unknown key and a value out of range, at once", job: "version: 1\nnome: Mensalidades\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 13\n",
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"chave_desconhecida@L2:1", "parcelas_fora_limite@L6:14"}, exit: 2},
 		{name: "wrong type", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: [3]\n",
 			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"tipo_invalido@L5:14"}, exit: 2},
 		{name: "wrong type for int", job: "version: 1\nconcurrency: muitas\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n",

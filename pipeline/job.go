@@ -215,7 +215,14 @@ func LoadBytes(name, abs string, data []byte, opts LoadOptions) (*Job, error) {
 	now := opts.Now()
 	j := &Job{File: abs, Dir: filepath.Dir(abs), SHA256: hex.EncodeToString(sum[:]), Spec: spec, pos: d.pos,
 		Now: now, Today: rules.Today(now)}
-	if len(d.probs) == 0 {
+	// An unknown key is skipped and leaves the rest decoded, so the checks
+	// still run and a typo comes back together with the other problems; a
+	// wrong type or a missing value would make them report its zero value.
+	onlyUnknownKeys := true
+	for _, p := range d.probs {
+		onlyUnknownKeys = onlyUnknownKeys && p.Code == "chave_desconhecida"
+	}
+	if onlyUnknownKeys {
 		c := &checker{d: d, j: j}
 		c.check()
 	}
