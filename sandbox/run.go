@@ -127,7 +127,11 @@ func (s *Server) Start() (*Running, error) {
 		if l == nil {
 			continue
 		}
-		srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: errLog}
+		h := s.handler
+		if tlsCfg != nil && l == ln {
+			h = refusePix(h, rn.PixURL)
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: errLog}
 		rn.servers = append(rn.servers, srv)
 		rn.wg.Add(1)
 		go func(l net.Listener) {
@@ -154,6 +158,20 @@ func (s *Server) Start() (*Running, error) {
 		}
 	}
 	return rn, nil
+}
+
+// refusePix serves h on the plain listener of a sandbox with TLS except
+// the Pix API (/v2, /v3, /oauth): like the real one, Pix is only served
+// with a client certificate, here at pixURL.
+func refusePix(h http.Handler, pixURL string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if httpx.DialectOf(r.URL.Path) == httpx.DialectPix {
+			httpx.Problem(w, http.StatusForbidden, "AcessoNegado", "Acesso Negado",
+				"Com --tls a API Pix só atende em "+pixURL+" com o certificado de cliente da CA do sandbox.", nil)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Done is closed when Close finished.

@@ -47,6 +47,15 @@ func TestTLS(t *testing.T) {
 	if err == nil || errors.As(err, &ae) {
 		t.Fatalf("without certificate: %v", err)
 	}
+	// The plain listener (charges API) does not serve Pix around the mTLS.
+	plain := client(t, e, e.ClientID, e.ClientSecret, func(c *api.Config) { c.PixBaseURL = e.URL })
+	_, err = plain.GetCob(ctx, txid("tlsp12", 1))
+	if ae := asAPI(t, err); ae.Status != 403 || ae.Problem == nil || ae.Problem.TypeName() != "AcessoNegado" || !strings.Contains(ae.Problem.Detail, e.PixURL) {
+		t.Fatalf("Pix on the plain listener: %v", err)
+	}
+	if _, err := plain.Authorize(ctx); err != nil {
+		t.Fatalf("charges API on the plain listener: %v", err)
+	}
 	// A certificate from another CA is refused too.
 	otherDir := t.TempDir()
 	op, _, err := tlsca.Ensure(otherDir)
