@@ -201,9 +201,14 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, ptr string) {
 				names = append(names, f.name)
 			}
 			sort.Strings(names)
+			hint, hintEN := "", ""
+			if k.Value == "split" && (ptr == "/issue/carnets" || ptr == "/issue/boletos") {
+				// the charges API splits per item
+				hint, hintEN = " (o split de marketplace vai em cada item: items[].marketplace)", " (the marketplace split goes in each item: items[].marketplace)"
+			}
 			d.errAt(k, kp, "chave_desconhecida",
-				fmt.Sprintf("chave desconhecida %q; chaves aceitas aqui: %s", k.Value, strings.Join(names, ", ")),
-				fmt.Sprintf("unknown key %q; keys accepted here: %s", k.Value, strings.Join(names, ", ")))
+				fmt.Sprintf("chave desconhecida %q%s; chaves aceitas aqui: %s", k.Value, hint, strings.Join(names, ", ")),
+				fmt.Sprintf("unknown key %q%s; keys accepted here: %s", k.Value, hintEN, strings.Join(names, ", ")))
 			continue
 		}
 		if seen[f.name] {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"strconv"
@@ -194,5 +195,18 @@ func TestPixKeyMessage(t *testing.T) {
 	}
 	if v, le := pPixKey(" Financeiro@Example.com "); le != nil || v != "financeiro@example.com" {
 		t.Errorf("valid key: %v %+v", v, le)
+	}
+}
+
+func TestSplitKeyHint(t *testing.T) {
+	job := "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    split: {mode: 2}\n"
+	_, err := LoadBytes("job.yaml", "/tmp/job.yaml", []byte(job), testOpts(nil))
+	var je *JobError
+	if !errors.As(err, &je) || len(je.Problems) != 1 {
+		t.Fatalf("err %v", err)
+	}
+	p := je.Problems[0]
+	if p.Code != "chave_desconhecida" || p.Line != 6 || !strings.Contains(p.Message, "items[].marketplace") || !strings.Contains(p.MessageEN, "items[].marketplace") {
+		t.Errorf("problem %+v", p)
 	}
 }
