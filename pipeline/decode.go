@@ -86,6 +86,9 @@ func kindName(n *yaml.Node) (pt, en string) {
 	case yaml.AliasNode:
 		return "um alias", "an alias"
 	}
+	if n.Tag == "!!null" {
+		return "nada (valor vazio)", "nothing (an empty value)"
+	}
 	return fmt.Sprintf("o valor %q", n.Value), fmt.Sprintf("the value %q", n.Value)
 }
 
