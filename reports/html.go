@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"remessa/pipeline/results"
 )
@@ -169,8 +170,13 @@ func renderHTML(w io.Writer, r *results.Results, dg *digest, opt Options) error 
 		bw := max(4, min(70, slot*7/10))
 		plotH := monthChartH - monthChartPB - monthChartPT
 		axis := monthChartPT + plotH
-		// narrow slots: labels turn, value labels go (the table has them)
-		rotate, showValue := slot < 64, slot >= 56
+		// narrow slots: month labels turn, value labels go (the table has
+		// them) unless the widest one fits its slot
+		widest := 0
+		for _, m := range months {
+			widest = max(widest, smallTextW(shortMoney(lang, r.Totals.IssuedByDueMonth[m])))
+		}
+		rotate, showValue := smallTextW(formatMonth(lang, months[0])) > slot-6, widest <= slot-6
 		for i, m := range months {
 			c := r.Totals.IssuedByDueMonth[m]
 			h := scale(c, maxC, plotH)
@@ -221,6 +227,10 @@ func renderHTML(w io.Writer, r *results.Results, dg *digest, opt Options) error 
 	d.Generated = formatTimestamp(lang, opt.Now().UTC().Format(time.RFC3339))
 	return htmlTemplate.Execute(w, d)
 }
+
+// smallTextW is a generous estimate of the width in pixels of s in the
+// charts' small (11px) text: 7px a character, digits being the widest.
+func smallTextW(s string) int { return 7 * utf8.RuneCountInString(s) }
 
 func scale(v, maxV int64, width int) int {
 	if v <= 0 || maxV <= 0 {
@@ -324,6 +334,7 @@ table.split td.code { font-family: "DejaVu Sans Mono", "Liberation Mono", monosp
 .check.ok { background: #e6f4ea; color: #1e7b34; }
 .check.bad { background: #fde7e9; color: #c00000; }
 svg { display: block; max-width: 100%; height: auto; margin: 8px 0; }
+svg + table { margin-top: 16px; }
 svg text { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; font-size: 13px; fill: var(--ink); }
 svg text.small { font-size: 11px; fill: var(--muted); }
 rect.issued { fill: var(--issued); } rect.refused { fill: var(--refused); } rect.denied { fill: var(--denied); }
@@ -418,7 +429,7 @@ footer { margin-top: 28px; font-size: 12px; }
 {{if .Problems}}<table class="problems" data-problems="{{.ProblemsTotal}}">
 <thead><tr><th class="num">{{t .Lang "col_source_row"}}</th><th>{{t .Lang "col_key"}}</th><th>{{t .Lang "col_payer"}}</th><th>{{t .Lang "col_outcome"}}</th><th class="num">{{t .Lang "col_amount"}}</th><th>{{t .Lang "col_code"}}</th><th>{{t .Lang "col_place"}}</th><th>{{t .Lang "col_message"}}</th><th>{{t .Lang "col_action"}}</th></tr></thead>
 <tbody>
-{{range .Problems}}<tr data-source-row="{{.SourceRow}}" data-outcome="{{.OutcomeCode}}" data-cents="{{.Cents}}" data-code="{{.Code}}"><td class="num">{{.SourceRow}}</td><td>{{.Key}}</td><td>{{.Payer}}<br/><span class="muted nowrap">{{.Document}}</span></td><td class="outcome-{{.OutcomeCode}}">{{.Outcome}}</td><td class="num">{{money $.Lang .Cents}}</td><td class="code">{{.Code}}</td><td>{{.Place}}{{if .Value}}<br/><span class="muted nowrap">{{.Value}}</span>{{end}}</td><td>{{.Message}}</td><td>{{.Action}}</td></tr>
+{{range .Problems}}<tr data-source-row="{{.SourceRow}}" data-outcome="{{.OutcomeCode}}" data-cents="{{.Cents}}" data-code="{{.Code}}"><td class="num">{{.SourceRow}}</td><td class="nowrap">{{.Key}}</td><td>{{.Payer}}<br/><span class="muted nowrap">{{.Document}}</span></td><td class="outcome-{{.OutcomeCode}}">{{.Outcome}}</td><td class="num">{{money $.Lang .Cents}}</td><td class="code">{{.Code}}</td><td>{{.Place}}{{if .Value}}<br/><span class="muted nowrap">{{.Value}}</span>{{end}}</td><td>{{.Message}}</td><td>{{.Action}}</td></tr>
 {{end}}</tbody>
 </table>
 {{if .ProblemsHidden}}<p class="muted">+{{.ProblemsHidden}} {{t .Lang "more_problems"}}</p>{{end}}

@@ -3,8 +3,10 @@ package reports
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,6 +117,7 @@ func TestHTMLCarnets(t *testing.T) {
 		`class="banner service_production"`, "PRODUÇÃO — cobranças reais", "Totais conferem ao centavo",
 		"R$ 1.246,90", "R$ 546,90", "R$ 223,45", "jan/2026", "Pedro Álvares",
 		"Encurte a mensagem do carnê para até 80 caracteres.", "111.111.111-11", "@media print",
+		`<td class="nowrap">C-003</td>`, // a key never breaks at its hyphen (seen in Chromium)
 	} {
 		if !strings.Contains(s, text) {
 			t.Errorf("page lacks %q", text)
@@ -234,6 +237,68 @@ func TestLabelsComplete(t *testing.T) {
 			if _, ok := labels[c.key]; !ok {
 				t.Errorf("column %q has no label", c.key)
 			}
+		}
+	}
+}
+
+// monthChartTexts returns, for each month bar of the page, how many text
+// elements it has (the value above the bar, the month under it) and whether
+// the month label is turned.
+func monthChartTexts(t *testing.T, page []byte) (texts map[string]int, turned map[string]bool) {
+	t.Helper()
+	texts, turned = map[string]int{}, map[string]bool{}
+	dec := xml.NewDecoder(bytes.NewReader(page))
+	month := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return texts, turned
+		}
+		if err != nil {
+			t.Fatalf("HTML is not well-formed: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if m, ok := attr(e, "data-month"); ok && e.Name.Local == "g" {
+				month = m
+			} else if e.Name.Local == "text" && month != "" {
+				texts[month]++
+				if tr, _ := attr(e, "transform"); strings.HasPrefix(tr, "rotate(") {
+					turned[month] = true
+				}
+			}
+		case xml.EndElement:
+			if e.Name.Local == "g" {
+				month = ""
+			}
+		}
+	}
+}
+
+// TestHTMLMonthChartLabelsDoNotOverlap: with twelve months of R$ 42.327,75
+// the value labels ("R$ 42,3 mil", ~77px) would overlap in 58px slots (seen
+// in Chromium on samples/escola), so they are left to the table and the
+// month labels turn; with three months both fit and stay.
+func TestHTMLMonthChartLabelsDoNotOverlap(t *testing.T) {
+	r := &results.Results{Version: results.FileVersion, Run: runInfo(results.Carnets, "embedded")}
+	for m := 1; m <= 12; m++ {
+		r.Rows = append(r.Rows, results.Row{Index: m - 1, SourceRow: m + 1, Key: "K" + strconv.Itoa(m), Outcome: results.Issued,
+			AmountCents: 4232775, DueDate: fmt.Sprintf("2026-%02d-10", m)})
+	}
+	r.Compute()
+	texts, turned := monthChartTexts(t, renderPage(t, r, Options{}))
+	if len(texts) != 12 {
+		t.Fatalf("%d month bars, want 12", len(texts))
+	}
+	for m, n := range texts {
+		if n != 1 || !turned[m] {
+			t.Errorf("12 months: %s has %d labels (turned %v), want only its month label, turned", m, n, turned[m])
+		}
+	}
+	texts, turned = monthChartTexts(t, renderPage(t, carnetFixture(), Options{}))
+	for _, m := range []string{"2026-01", "2026-02", "2026-03"} {
+		if texts[m] != 2 || turned[m] {
+			t.Errorf("3 months: %s has %d labels (turned %v), want value and month, level", m, texts[m], turned[m])
 		}
 	}
 }
