@@ -82,7 +82,56 @@ func New(d module.Deps, charges func() (Charges, bool)) *Module {
 	if charges == nil {
 		charges = func() (Charges, bool) { return nil, false }
 	}
-	return &Module{st: d.Store, clk: d.Clock, auth: d.Auth, charges: charges, notify: d.Notify, log: d.Logger}
+	m := &Module{st: d.Store, clk: d.Clock, auth: d.Auth, charges: charges, notify: d.Notify, log: d.Logger}
+	m.restoreOffset()
+	return m
+}
+
+// offsetClock is an adjustable clock whose offset can be saved and set
+// again after a restart (clock.Adjustable).
+type offsetClock interface {
+	Offset() time.Duration
+	SetOffset(time.Duration)
+}
+
+// Where the clock's offset is kept, so a restart does not move the
+// sandbox's time backwards: the due dates that passed, the retries the
+// outbox scheduled and the tokens issued stay where the tester put them.
+const (
+	kindClock = "sandbox_clock"
+	idOffset  = "offset"
+)
+
+// restoreOffset sets an adjustable clock to the offset saved by the last
+// advance, when that is further ahead than it is now.
+func (m *Module) restoreOffset() {
+	oc, ok := m.clk.(offsetClock)
+	if !ok || m.st == nil {
+		return
+	}
+	var saved time.Duration
+	found, err := m.st.Get(context.Background(), kindClock, "", idOffset, &saved)
+	if err != nil {
+		m.log.Error().Err(err).Msg("control: read the saved clock offset; the clock starts at the real time")
+		return
+	}
+	if found && saved > oc.Offset() {
+		oc.SetOffset(saved)
+		m.log.Info().Dur("offset", saved).Msg("control: clock offset restored")
+	}
+}
+
+// saveOffset keeps the clock's offset for the next start.
+func (m *Module) saveOffset(ctx context.Context) {
+	oc, ok := m.clk.(offsetClock)
+	if !ok || m.st == nil {
+		return
+	}
+	off := oc.Offset()
+	err := m.st.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error { return tx.Put(kindClock, "", idOffset, off) })
+	if err != nil {
+		m.log.Error().Err(err).Msg("control: save the clock offset; a restart would start at the real time")
+	}
 }
 
 // StaticCharges adapts a Charges known at construction to New.
@@ -261,6 +310,7 @@ func (m *Module) handleAdvance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	adv.Advance(d)
+	m.saveOffset(r.Context())
 	m.log.Info().Dur("by", d).Time("now", m.clk.Now()).Msg("control: clock advanced")
 	s := m.settle(r.Context())
 	s.Advanced = d.String()
