@@ -1,7 +1,10 @@
 package auth
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -197,5 +200,50 @@ func TestEnsureAccount(t *testing.T) {
 	}
 	if _, err := s.EnsureAccount(ctx, "x", "12 34"); err == nil {
 		t.Fatal("conta with a space accepted")
+	}
+}
+
+// TestSecretsNeverReachTheDisk: no client secret, generated or fixed, is
+// in clear in any file of the data directory (database, WAL).
+func TestSecretsNeverReachTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sandbox.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := New(ctx, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Bootstrap(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := s.CreateAccount(ctx, "Outra LTDA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fixed = "Client_Secret_fixo_no_disco"
+	if _, _, err := s.CreateApp(ctx, acc.ID, "Client_Id_fixo", fixed, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(files) == 0 {
+		t.Fatal("no data files")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{first.ClientSecret, fixed} {
+			if secret == "" || bytes.Contains(b, []byte(secret)) {
+				t.Fatalf("%s holds the secret %q in clear", filepath.Base(f), secret)
+			}
+		}
 	}
 }
