@@ -69,6 +69,11 @@ func TestSlipPaymentIsNotified(t *testing.T) {
 		c.Value == nil || *c.Value != 15075 || c.ReceivedByBankAt != "2026-03-09" {
 		t.Fatalf("last change %+v", c)
 	}
+	// custom_id as set in the metadata; created_at on the sandbox clock in
+	// São Paulo time (t0 is 10:00 there), "YYYY-MM-DD HH:MM:SS".
+	if c.CustomID == nil || *c.CustomID != "slip-1" || c.CreatedAt != "2026-03-02 10:00:00" {
+		t.Fatalf("last change custom_id %v created_at %q, want slip-1 and 2026-03-02 10:00:00", c.CustomID, c.CreatedAt)
+	}
 	ch, err := e.c.GetCharge(ctx, res.ChargeID)
 	if err != nil || ch.Status != "paid" {
 		t.Fatalf("charge after payment: %+v %v", ch, err)
