@@ -629,6 +629,19 @@ func cleanDocFast(s string) (string, bool) {
 	return string(buf[:n]), true
 }
 
+// IsScientific reports whether s is a number the way Excel shows one in
+// scientific notation ("1,12223E+13", "5.29982e+10"): what a CSV keeps of a
+// long number typed in a General cell, with digits lost for good.
+func IsScientific(s string) bool {
+	s = strings.TrimFunc(s, isSpaceLike)
+	mant, exp, ok := strings.Cut(strings.ToUpper(s), "E")
+	if !ok || len(exp) < 2 || (exp[0] != '+' && exp[0] != '-') || !rules.AllDigits(exp[1:]) {
+		return false
+	}
+	ip, fp, hasPoint := strings.Cut(strings.Replace(mant, ",", ".", 1), ".")
+	return rules.AllDigits(ip) && (!hasPoint || rules.AllDigits(fp))
+}
+
 // RestoreCEP strips a CEP mask ("01310-100", "01.310-100") and left-pads a
 // CEP that lost its leading zero as a number ("1310100" -> "01310100",
 // restored true).

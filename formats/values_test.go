@@ -243,3 +243,12 @@ func TestNormalizeNumber(t *testing.T) {
 		t.Errorf("shiftNumber(0.00033,2) = %q", got)
 	}
 }
+
+func TestIsScientific(t *testing.T) {
+	for s, want := range map[string]bool{"1,12223E+13": true, "5.29982e+10": true, " 1E+11 ": true, "1,5E-3": true,
+		"11.222.333/0001-81": false, "12ABC34501DE35": false, "1E13": false, "E+13": false, "1,2,3E+4": false, "1,E+4": false, "": false, "52998224725": false} {
+		if got := IsScientific(s); got != want {
+			t.Errorf("IsScientific(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

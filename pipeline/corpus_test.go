@@ -70,6 +70,21 @@ func found(r *ValidationReport) []string {
 	return out
 }
 
+// messages is every message of a report in Portuguese, one a line.
+func messages(r *ValidationReport) string {
+	var msgs []string
+	for _, p := range r.JobProblems {
+		msgs = append(msgs, p.Localized("pt"))
+	}
+	if r.FileProblem != nil {
+		msgs = append(msgs, r.FileProblem.Message)
+	}
+	for _, n := range r.Notes {
+		msgs = append(msgs, n.Localized("pt"))
+	}
+	return strings.Join(msgs, "\n")
+}
+
 func warnings(r *ValidationReport) []string {
 	var out []string
 	for _, n := range r.Notes {
@@ -159,6 +174,7 @@ func TestCorpus(t *testing.T) {
 		env   map[string]string
 		want  []string
 		exit  int
+		msg   string // when set, a message (Portuguese) must contain it
 	}{
 		// Row problems (exit 1).
 		{name: "cpf check digits", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"C": "529.982.247-26"}})},
@@ -169,6 +185,8 @@ func TestCorpus(t *testing.T) {
 			want: []string{"cnpj_invalido@2:C"}, exit: 1},
 		{name: "document wrong length", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"C": "123456789012345"}})},
 			want: []string{"documento_invalido@2:C"}, exit: 1},
+		{name: "CNPJ in scientific notation", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"C": "1,12223E+13"}})},
+			want: []string{"documento_invalido@3:C"}, exit: 1, msg: "notação científica"},
 		{name: "empty document", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"C": ""}})},
 			want: []string{"documento_ausente@3:C"}, exit: 1},
 		{name: "bad email", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"D": "maria@"}})},
@@ -315,13 +333,13 @@ func TestCorpus(t *testing.T) {
 		{name: "empty file", job: carnetJob, files: map[string][]byte{"in.csv": {}}, want: []string{"empty_file@file"}, exit: 2},
 		{name: "header only", job: carnetJob, files: map[string][]byte{"in.csv": []byte(baseHeader + "\n")}, want: []string{"no_data@file"}, exit: 2},
 		{name: "missing column", job: carnetJob, files: map[string][]byte{"in.csv": []byte("Código;Nome;Valor;Vencimento\nA1;Maria;150,00;10/12/2026\n")},
-			want: []string{"missing_columns@file"}, exit: 2},
+			want: []string{"missing_columns@file"}, exit: 2, msg: `Cabeçalhos encontrados: "Código", "Nome", "Valor", "Vencimento"`},
 		{name: "missing key column", job: "version: 1\ninput: {file: in.csv, key: Matrícula}\nissue:\n  carnets: {repeats: 3}\n", files: map[string][]byte{"in.csv": csvWith(nil)},
 			want: []string{"missing_columns@file"}, exit: 2},
 		{name: "input not found", job: "version: 1\ninput: {file: nao-existe.csv}\nissue:\n  carnets: {repeats: 3}\n", want: []string{"open@file"}, exit: 2},
 		{name: "wrong sheet", job: "version: 1\ninput: {file: in.xlsx, sheet: Alunos}\nissue:\n  carnets: {repeats: 3}\n",
 			files: map[string][]byte{"in.xlsx": xlsxBytes(t, "Planilha1", [][]any{{"Código", "Nome", "CPF", "Valor", "Vencimento"}, xrow})},
-			want:  []string{"sheet_not_found@file"}, exit: 2},
+			want:  []string{"sheet_not_found@file"}, exit: 2, msg: `abas da planilha: "Planilha1"`},
 		{name: "corrupt zip", job: "version: 1\ninput: {file: in.xlsx}\nissue:\n  carnets: {repeats: 3}\n",
 			files: map[string][]byte{"in.xlsx": []byte("PK\x03\x04 this is not really a zip file at all")},
 			want:  []string{"corrupt@file"}, exit: 2},
@@ -335,20 +353,13 @@ func TestCorpus(t *testing.T) {
 			r := runCase(t, c.job, c.files, c.env)
 			got := found(r)
 			if strings.Join(got, " ") != strings.Join(c.want, " ") {
-				var msgs []string
-				for _, p := range r.JobProblems {
-					msgs = append(msgs, p.Localized("pt"))
-				}
-				if r.FileProblem != nil {
-					msgs = append(msgs, r.FileProblem.Message)
-				}
-				for _, n := range r.Notes {
-					msgs = append(msgs, n.Localized("pt"))
-				}
-				t.Errorf("got %v, want %v\n%s", got, c.want, strings.Join(msgs, "\n"))
+				t.Errorf("got %v, want %v\n%s", got, c.want, messages(r))
 			}
 			if r.ExitCode != c.exit {
 				t.Errorf("exit code %d, want %d", r.ExitCode, c.exit)
+			}
+			if msgs := messages(r); c.msg != "" && !strings.Contains(msgs, c.msg) {
+				t.Errorf("no message contains %q:\n%s", c.msg, msgs)
 			}
 			if w := warnings(r); len(w) != 0 {
 				t.Errorf("warnings %v, want none", w)

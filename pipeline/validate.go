@@ -977,6 +977,10 @@ func (vr *rowValidator) payer(rc *rowCtx, it *Item) payerInfo {
 			if !rules.ValidCNPJ(doc) {
 				rc.fail("cnpj_invalido", FDocument, dc, fmt.Sprintf("CNPJ %s inválido: dígitos verificadores não conferem", docRaw), fmt.Sprintf("CNPJ %s is invalid: check digits do not match", docRaw))
 			}
+		case formats.IsScientific(docRaw):
+			rc.fail("documento_invalido", FDocument, dc,
+				fmt.Sprintf("%q: o Excel gravou o CPF/CNPJ como número em notação científica e os dígitos se perderam; formate a coluna como texto e digite-os de novo", docRaw),
+				fmt.Sprintf("%q: Excel stored the CPF/CNPJ as a number in scientific notation and its digits are lost; format the column as text and type them again", docRaw))
 		default:
 			rc.fail("documento_invalido", FDocument, dc, fmt.Sprintf("%q não é CPF (11 dígitos) nem CNPJ (14 caracteres)", docRaw), fmt.Sprintf("%q is neither a CPF (11 digits) nor a CNPJ (14 characters)", docRaw))
 		}
