@@ -123,7 +123,7 @@ func runSandboxPay(args []string, stdout, stderr io.Writer) int {
 	cf.bind(fs)
 	fs.StringVar(&cf.payee, "payee-code", "", "conta dona da cobrança (payee_code); padrão: a dona")
 	value := fs.String("value", "", "valor pago (\"R$ 1.234,56\", \"1234,56\" ou \"1234.56\"); padrão: o valor da cobrança")
-	date := fs.String("date", "", "data do pagamento (\"10/03/2026\" ou \"2026-03-10\"); padrão: hoje no sandbox")
+	date := fs.String("date", "", "data do pagamento (\"10/03/2026\" ou \"2026-03-10\"); padrão: hoje no sandbox; não depois de hoje nem antes da criação da cobrança")
 	pos, code, ok := cf.parse(fs, payCmd, args, stderr)
 	if !ok {
 		return code

@@ -145,6 +145,13 @@ func TestSandboxPayCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := strconv.FormatInt(slip.ChargeID, 10)
+	// A payment dated after the sandbox's today is refused: move the clock first.
+	if code, _, errs := runCLI("sandbox", "pay", "slip", id, "--date", "09/03/2026", "--url", rn.URL); code != exitProblems || !strings.Contains(errs, "paid_at") {
+		t.Fatalf("payment dated in the future: %d %q", code, errs)
+	}
+	if code, _, errs := runCLI("sandbox", "clock", "--to", "2026-03-10", "--url", rn.URL); code != exitOK {
+		t.Fatalf("clock --to: %d %q", code, errs)
+	}
 	code, out, errs := runCLI("sandbox", "pay", "slip", id, "--value", "R$ 149,00", "--date", "09/03/2026", "--url", rn.URL)
 	if want := "cobrança " + id + " paga: R$ 149,00 em 2026-03-09"; code != exitOK || !strings.Contains(out, want) {
 		t.Fatalf("pay slip: %d %q %q, want %q", code, out, errs, want)
@@ -165,7 +172,7 @@ func TestSandboxPayCLI(t *testing.T) {
 	code, out, errs = runCLI("sandbox", "pay", "parcel", strconv.FormatInt(cn.CarnetID, 10), "2", "--format", "json", "--url", rn.URL)
 	var pr control.PayResult
 	if code != exitOK || json.Unmarshal([]byte(out), &pr) != nil || pr.CarnetID != cn.CarnetID || pr.Parcel != 2 ||
-		pr.ChargeID != cn.Charges[1].ChargeID || pr.Value != 10000 || pr.PaidAt != "2026-03-02" {
+		pr.ChargeID != cn.Charges[1].ChargeID || pr.Value != 10000 || pr.PaidAt != "2026-03-10" {
 		t.Fatalf("pay parcel: %d %q %q", code, out, errs)
 	}
 	got, err := c.GetCarnet(ctx, cn.CarnetID)

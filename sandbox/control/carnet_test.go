@@ -11,8 +11,8 @@ import (
 	"remessa/sandbox/control"
 )
 
-// TestCarnetPaidPartlyThenOverdue pays two of three parcels (one with a
-// different value and date, as a bank may report), moves the clock past
+// TestCarnetPaidPartlyThenOverdue pays two of three parcels (one late, with
+// a different value and date, as a bank may report), moves the clock past
 // the third's due date, and reads through api/ the statuses, the history
 // and the notifications that followed.
 func TestCarnetPaidPartlyThenOverdue(t *testing.T) {
@@ -38,7 +38,8 @@ func TestCarnetPaidPartlyThenOverdue(t *testing.T) {
 	}
 	e.runDue()
 
-	// Parcel 1 paid by its carnet route on the day before its due date.
+	// Parcel 1 paid the day before its due date, reported on the due date.
+	e.control("POST", "/sandbox/clock/advance", map[string]string{"to": "2026-03-10"}, nil)
 	var pay control.PayResult
 	if st := e.control("POST", "/sandbox/carnets/"+itoa(cn.CarnetID)+"/parcels/1/pay", map[string]any{"paid_at": "2026-03-09"}, &pay); st != 200 {
 		t.Fatalf("pay parcel 1: %d", st)
@@ -47,7 +48,9 @@ func TestCarnetPaidPartlyThenOverdue(t *testing.T) {
 		t.Fatalf("pay parcel 1 result %+v", pay)
 	}
 	e.runDue()
-	// Parcel 2 paid by its charge id, R$ 1,50 more (late fee as the bank reports it).
+	// Parcel 2 (due 2026-04-10) goes unpaid on 04-11 and is paid late on
+	// 04-12 by its charge id, R$ 1,50 more (late fee as the bank reports it).
+	e.control("POST", "/sandbox/clock/advance", map[string]string{"to": "2026-04-13"}, nil)
 	if st := e.control("POST", "/sandbox/charges/"+itoa(cn.Charges[1].ChargeID)+"/pay",
 		map[string]any{"value": 35150, "paid_at": "2026-04-12"}, nil); st != 200 {
 		t.Fatalf("pay parcel 2: %d", st)
@@ -116,7 +119,7 @@ func TestCarnetPaidPartlyThenOverdue(t *testing.T) {
 			}
 		case c.Type == "carnet_charge" && c.Identifiers.ChargeID == cn.Charges[1].ChargeID && c.Status.Current == "paid":
 			paid2 = i + 1
-			if c.Value == nil || *c.Value != 35150 || c.ReceivedByBankAt != "2026-04-12" {
+			if c.Value == nil || *c.Value != 35150 || c.ReceivedByBankAt != "2026-04-12" || prev(c) != "unpaid" {
 				t.Errorf("parcel 2 paid change %+v", c)
 			}
 		case c.Type == "carnet_charge" && c.Identifiers.ChargeID == cn.Charges[2].ChargeID && c.Status.Current == "unpaid":

@@ -41,6 +41,8 @@ func TestSlipPaymentIsNotified(t *testing.T) {
 	rc := newReceiver(t)
 	res := e.slip(rc.URL+"/hook", "2026-03-10", 15075)
 	e.runDue()
+	// The bank reports on the due date a payment it received the day before.
+	e.control("POST", "/sandbox/clock/advance", map[string]string{"to": "2026-03-10"}, nil)
 	var pay control.PayResult
 	if st := e.control("POST", "/sandbox/charges/"+itoa(res.ChargeID)+"/pay", map[string]any{"paid_at": "2026-03-09"}, &pay); st != 200 {
 		t.Fatalf("pay answered %d", st)
@@ -70,9 +72,9 @@ func TestSlipPaymentIsNotified(t *testing.T) {
 		t.Fatalf("last change %+v", c)
 	}
 	// custom_id as set in the metadata; created_at on the sandbox clock in
-	// São Paulo time (t0 is 10:00 there), "YYYY-MM-DD HH:MM:SS".
-	if c.CustomID == nil || *c.CustomID != "slip-1" || c.CreatedAt != "2026-03-02 10:00:00" {
-		t.Fatalf("last change custom_id %v created_at %q, want slip-1 and 2026-03-02 10:00:00", c.CustomID, c.CreatedAt)
+	// São Paulo time (t0 is 10:00 there, 8 days later), "YYYY-MM-DD HH:MM:SS".
+	if c.CustomID == nil || *c.CustomID != "slip-1" || c.CreatedAt != "2026-03-10 10:00:00" {
+		t.Fatalf("last change custom_id %v created_at %q, want slip-1 and 2026-03-10 10:00:00", c.CustomID, c.CreatedAt)
 	}
 	ch, err := e.c.GetCharge(ctx, res.ChargeID)
 	if err != nil || ch.Status != "paid" {

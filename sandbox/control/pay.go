@@ -200,6 +200,19 @@ func (m *Module) pay(w http.ResponseWriter, r *http.Request, c Charges, account 
 		fail(w, http.StatusBadRequest, "invalid_request", "/paid_at", "paid_at %q: use uma data AAAA-MM-DD", req.PaidAt)
 		return
 	}
+	// A bank reports a payment it has received: not after the sandbox's
+	// today, not before the charge existed.
+	day, today, created := rules.Today(at), rules.Today(m.clk.Now()), rules.Today(doc.CreatedAt)
+	if day.After(today) {
+		fail(w, http.StatusBadRequest, "invalid_request", "/paid_at", "paid_at %q é depois de hoje no sandbox (%s): avance o relógio antes (remessa sandbox clock)",
+			req.PaidAt, today.Format("2006-01-02"))
+		return
+	}
+	if day.Before(created) {
+		fail(w, http.StatusBadRequest, "invalid_request", "/paid_at", "paid_at %q é anterior à criação da cobrança %d (%s)",
+			req.PaidAt, doc.ID, created.Format("2006-01-02"))
+		return
+	}
 	if err := c.PaySlip(r.Context(), account, doc.ID, value, at); err != nil {
 		m.refused(w, err)
 		return

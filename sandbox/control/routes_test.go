@@ -128,6 +128,10 @@ func TestPayRouteErrors(t *testing.T) {
 		{"/sandbox/charges/" + id + "/pay", map[string]any{"value": int64(9223372036854775807)}, 400, "/value"},
 		{"/sandbox/charges/" + id + "/pay", map[string]any{"value": "10,00"}, 400, "/value"},
 		{"/sandbox/charges/" + id + "/pay", map[string]any{"paid_at": "10/03/2026"}, 400, "/paid_at"},
+		// Today is 2026-03-02 and the slip was created today: a bank cannot
+		// report a payment tomorrow, nor one before the slip existed.
+		{"/sandbox/charges/" + id + "/pay", map[string]any{"paid_at": "2026-03-03"}, 400, "/paid_at"},
+		{"/sandbox/charges/" + id + "/pay", map[string]any{"paid_at": "2026-03-01"}, 400, "/paid_at"},
 		{"/sandbox/charges/" + id + "/pay", map[string]any{"extra": 1}, 400, "/extra"},
 		{"/sandbox/carnets/12345/parcels/1/pay", nil, 404, "id"},
 		{"/sandbox/cards/999999999/refund", nil, 404, "id"},
