@@ -6,11 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/xml"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,16 +83,27 @@ func TestSampleJobsReports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the sample jobs")
 	}
-	for _, c := range []struct{ dir, job string }{
-		{"boletos", "boletos.yaml"},
-		{"escola", "carnes.yaml"},
-		{"split", "associados.yaml"},
-		{"split", "pedidos.yaml"},
-		{"mensal", "cobv.yaml"},
+	for _, c := range []struct {
+		dir, job string
+		spoil    func(t *testing.T, work string) // makes some rows fail
+	}{
+		{"boletos", "boletos.yaml", nil},
+		{"boletos", "boletos.yaml", spoilBoletos},
+		{"escola", "carnes.yaml", nil},
+		{"split", "associados.yaml", nil},
+		{"split", "pedidos.yaml", nil},
+		{"mensal", "cobv.yaml", nil},
 	} {
-		t.Run(c.dir+"/"+c.job, func(t *testing.T) {
+		name := c.dir + "/" + c.job
+		if c.spoil != nil {
+			name += "/failing-rows"
+		}
+		t.Run(name, func(t *testing.T) {
 			work := t.TempDir()
 			copyDir(t, filepath.Join("..", "..", "samples", c.dir), work)
+			if c.spoil != nil {
+				c.spoil(t, work)
+			}
 			out := runJob(t, filepath.Join(work, c.job), filepath.Join(work, "runs"))
 			res := out.Results
 			dir := filepath.Join(work, "reports")
@@ -103,8 +114,17 @@ func TestSampleJobsReports(t *testing.T) {
 			if ok, diff := r.Totals.Reconciles(); !ok {
 				t.Errorf("results do not reconcile: %s", diff)
 			}
+			if c.spoil != nil && (res.Totals.Refused.Rows != 2 || res.Totals.Refused.AmountCents != 71673) {
+				t.Fatalf("spoilt sample: refused %+v, want the 2 spoilt rows (R$ 716,73 + R$ 0,00)", res.Totals.Refused)
+			}
 			checkXLSX(t, filepath.Join(dir, reports.FileXLSX), res)
-			checkCSV(t, filepath.Join(dir, reports.FileLinesCSV), res)
+			checkCSV(t, filepath.Join(dir, reports.FileLinesCSV), ';', res)
+			comma := filepath.Join(work, "reports-comma")
+			if _, _, err := reports.WriteFromFile(comma, filepath.Join(out.Dir, reports.FileJSON),
+				reports.Options{Formats: []string{reports.FormatCSV}, CSVDialect: reports.DialectComma, Lang: "en"}); err != nil {
+				t.Fatal(err)
+			}
+			checkCSV(t, filepath.Join(comma, reports.FileLinesCSV), ',', res)
 			checkHTML(t, filepath.Join(dir, reports.FileHTML), res)
 			failing := res.Totals.Refused.Rows + res.Totals.Denied.Rows
 			rej, _ := filepath.Glob(filepath.Join(dir, "rejeitadas.*"))
@@ -120,6 +140,9 @@ func TestSampleJobsReports(t *testing.T) {
 				if src.Encoding != orig.Encoding || src.Delimiter != orig.Delimiter || src.Format != orig.Format {
 					t.Errorf("rejected file %s/%s/%q, input %s/%s/%q", src.Format, src.Encoding, src.Delimiter, orig.Format, orig.Encoding, orig.Delimiter)
 				}
+			}
+			if c.spoil != nil {
+				rerunFixedBoletos(t, work, rej[0])
 			}
 			if out.Stop != nil {
 				t.Logf("%s: the run stopped: %v", c.dir, out.Stop)
@@ -172,6 +195,47 @@ func checkXLSX(t *testing.T, path string, res *results.Results) {
 			t.Errorf("Linhas row %d: %q", i+2, r[:6])
 		}
 	}
+	if got := f.GetSheetList(); got[0] != "Resumo" || got[1] != "Linhas" || got[len(got)-1] != "Problemas" {
+		t.Errorf("sheets %v", got)
+	}
+	// CPF as text "@", money with the R$ format, the due date a dd/mm/yyyy date
+	for ref, want := range map[string]string{"D2": "@", "F2": `"R$" #,##0.00;-"R$" #,##0.00`, "G2": "dd/mm/yyyy"} {
+		id, _ := f.GetCellStyle("Linhas", ref)
+		st, err := f.GetStyle(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if st.CustomNumFmt != nil {
+			got = *st.CustomNumFmt
+		} else if st.NumFmt == 49 {
+			got = "@"
+		}
+		if got != want {
+			t.Errorf("Linhas %s number format %q (id %d), want %q", ref, got, st.NumFmt, want)
+		}
+	}
+	if typ, _ := f.GetCellType("Linhas", "D2"); typ != excelize.CellTypeInlineString && typ != excelize.CellTypeSharedString {
+		t.Errorf("Linhas D2 (CPF) type %v, want text", typ)
+	}
+	if shown, _ := f.GetCellValue("Linhas", "G2"); res.Rows[0].DueDate != "" && shown != res.Rows[0].DueDate[8:10]+"/"+res.Rows[0].DueDate[5:7]+"/"+res.Rows[0].DueDate[:4] {
+		t.Errorf("Linhas G2 shows %q, due date %s", shown, res.Rows[0].DueDate)
+	}
+	if panes, err := f.GetPanes("Linhas"); err != nil || !panes.Freeze || panes.YSplit != 1 {
+		t.Errorf("Linhas header not frozen: %+v %v", panes, err)
+	}
+	if tables, err := f.GetTables("Linhas"); err != nil || len(tables) != 1 || tables[0].Range != "A1:U"+strconv.Itoa(len(res.Rows)+1) {
+		t.Errorf("Linhas table (autofilter) %+v %v", tables, err)
+	}
+	var failing int
+	for _, r := range res.Rows {
+		if r.Outcome != results.Issued {
+			failing += max(1, len(r.Problems))
+		}
+	}
+	if prob, _ := f.GetRows("Problemas"); len(prob) != failing+1 {
+		t.Errorf("Problemas has %d rows, want header + %d", len(prob), failing)
+	}
 	if sum != res.Totals.In.AmountCents {
 		t.Errorf("Linhas sums to %d cents, results say %d", sum, res.Totals.In.AmountCents)
 	}
@@ -187,14 +251,17 @@ func checkXLSX(t *testing.T, path string, res *results.Results) {
 	}
 }
 
-func checkCSV(t *testing.T, path string, res *results.Results) {
+func checkCSV(t *testing.T, path string, comma rune, res *results.Results) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if bom := bytes.HasPrefix(b, []byte("\xEF\xBB\xBF")); bom != (comma == ';') {
+		t.Errorf("%s: BOM %v with separator %q", path, bom, comma)
+	}
 	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))))
-	r.Comma = ';'
+	r.Comma = comma
 	recs, err := r.ReadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -202,40 +269,181 @@ func checkCSV(t *testing.T, path string, res *results.Results) {
 	if len(recs) != len(res.Rows)+1 {
 		t.Fatalf("linhas.csv has %d records, want %d", len(recs), len(res.Rows)+1)
 	}
+	var sum int64
 	for i, rec := range recs[1:] {
-		if rec[1] != res.Rows[i].Key {
-			t.Fatalf("linhas.csv record %d key %q, want %q", i+1, rec[1], res.Rows[i].Key)
+		if rec[0] != strconv.Itoa(res.Rows[i].SourceRow) || rec[1] != res.Rows[i].Key || rec[3] != res.Rows[i].PayerDoc {
+			t.Fatalf("linhas.csv record %d %q, want row %d key %q", i+1, rec[:4], res.Rows[i].SourceRow, res.Rows[i].Key)
 		}
+		amount := rec[5]
+		if comma == ';' {
+			amount = strings.Replace(amount, ",", ".", 1) // decimal comma, no thousands separator
+		}
+		sum += cents(t, amount)
+	}
+	if sum != res.Totals.In.AmountCents {
+		t.Errorf("linhas.csv (%q) sums to %d cents, results say %d", comma, sum, res.Totals.In.AmountCents)
 	}
 }
 
+// checkHTML parses the page as XML and checks its numbers (data-*
+// attributes) against results.json: totals of every outcome, the
+// reconciliation, issued cents by due month, split shares, problem lines.
 func checkHTML(t *testing.T, path string, res *results.Results) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, v := range map[string]int64{
-		"total-in": res.Totals.In.AmountCents, "total-issued": res.Totals.Issued.AmountCents,
-		"total-refused": res.Totals.Refused.AmountCents, "total-denied": res.Totals.Denied.AmountCents,
-		"total-ambiguous": res.Totals.Ambiguous.AmountCents, "rows-in": int64(res.Totals.In.Rows),
-	} {
-		m := regexp.MustCompile(`data-` + name + `="(-?\d+)"`).FindSubmatch(b)
-		if m == nil || string(m[1]) != strconv.FormatInt(v, 10) {
-			t.Errorf("HTML data-%s = %q, results say %d", name, m, v)
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	dec.Strict = true
+	attrs := func(e xml.StartElement) map[string]string {
+		m := map[string]string{}
+		for _, a := range e.Attr {
+			m[a.Name.Local] = a.Value
+		}
+		return m
+	}
+	var totals, reconciles map[string]string
+	months, monthRows, split := map[string]string{}, map[string]string{}, map[string]string{}
+	var service string
+	var problems int
+	var problemCents int64
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("HTML is not well-formed: %v", err)
+		}
+		e, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		a := attrs(e)
+		_, isSplit := a["data-recipient"] // "" for an own share the run left unnamed
+		switch {
+		case a["data-total-in"] != "":
+			totals = a
+		case a["data-reconciles"] != "":
+			reconciles = a
+		case a["data-service"] != "":
+			service = a["data-service"]
+		case isSplit && a["data-month"] != "":
+			split[a["data-recipient"]+"|"+a["data-month"]] = a["data-cents"]
+		case a["data-month"] != "" && e.Name.Local == "g":
+			months[a["data-month"]] = a["data-cents"]
+		case a["data-month"] != "" && e.Name.Local == "tr":
+			monthRows[a["data-month"]] = a["data-cents"]
+		case a["data-source-row"] != "":
+			problems++
+			c, _ := strconv.ParseInt(a["data-cents"], 10, 64)
+			problemCents += c
 		}
 	}
-	for rc, months := range res.Totals.SplitByRecipient {
-		for m, v := range months {
-			want := `data-recipient="` + rc + `" data-month="` + m + `" data-cents="` + strconv.FormatInt(v, 10) + `"`
-			if !bytes.Contains(b, []byte(want)) {
-				t.Errorf("HTML lacks split share %s", want)
+	if totals == nil {
+		t.Fatal("HTML has no totals table")
+	}
+	tl := res.Totals
+	for name, tally := range map[string]results.Tally{"in": tl.In, "issued": tl.Issued, "refused": tl.Refused,
+		"denied": tl.Denied, "ambiguous": tl.Ambiguous, "pending": tl.Pending} {
+		if got := totals["data-total-"+name]; got != strconv.FormatInt(tally.AmountCents, 10) {
+			t.Errorf("HTML data-total-%s = %q, results say %d", name, got, tally.AmountCents)
+		}
+		if got := totals["data-rows-"+name]; got != strconv.Itoa(tally.Rows) {
+			t.Errorf("HTML data-rows-%s = %q, results say %d", name, got, tally.Rows)
+		}
+	}
+	if ok, _ := tl.Reconciles(); reconciles["data-reconciles"] != strconv.FormatBool(ok) {
+		t.Errorf("HTML data-reconciles %q, results reconcile: %v", reconciles["data-reconciles"], ok)
+	}
+	if len(months) != len(tl.IssuedByDueMonth) || len(monthRows) != len(tl.IssuedByDueMonth) {
+		t.Errorf("HTML has %d month bars and %d month rows, results %d months", len(months), len(monthRows), len(tl.IssuedByDueMonth))
+	}
+	for m, v := range tl.IssuedByDueMonth {
+		if want := strconv.FormatInt(v, 10); months[m] != want || monthRows[m] != want {
+			t.Errorf("HTML month %s bar %q row %q, results %s", m, months[m], monthRows[m], want)
+		}
+	}
+	n := 0
+	for rc, ms := range tl.SplitByRecipient {
+		for m, v := range ms {
+			n++
+			if got := split[rc+"|"+m]; got != strconv.FormatInt(v, 10) {
+				t.Errorf("HTML split %s %s = %q, results %d", rc, m, got, v)
 			}
 		}
+	}
+	if len(split) != n {
+		t.Errorf("HTML has %d split lines, results %d", len(split), n)
+	}
+	var wantProblems int
+	var wantCents int64
+	for _, r := range res.Rows {
+		if r.Outcome != results.Issued {
+			k := max(1, len(r.Problems))
+			wantProblems += k
+			wantCents += int64(k) * r.AmountCents
+		}
+	}
+	if problems != wantProblems || problemCents != wantCents {
+		t.Errorf("HTML has %d problem lines (%d cents), results %d (%d cents)", problems, problemCents, wantProblems, wantCents)
+	}
+	if want := "service_" + res.Run.Service; service != want {
+		t.Errorf("HTML banner data-service %q, want %q", service, want)
 	}
 	if !bytes.Contains(b, []byte("SERVIÇO EMBUTIDO")) {
 		t.Error("HTML lacks the embedded-service banner")
 	}
+}
+
+// rerunFixedBoletos fixes the two rows spoilBoletos broke in the rejected
+// rows file and runs the job on it: exactly those rows are issued.
+func rerunFixedBoletos(t *testing.T, work, rej string) {
+	t.Helper()
+	b, err := os.ReadFile(rej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := strings.Replace(strings.Replace(string(b), "374.993.549-12", "374.993.549-11", 1), ",894;56,", `,"894,56",`, 1)
+	os.WriteFile(filepath.Join(work, "corrigidas.csv"), []byte(fixed), 0o644)
+	j, _ := os.ReadFile(filepath.Join(work, "boletos.yaml"))
+	j = bytes.Replace(j, []byte("file: clientes.csv"), []byte("file: corrigidas.csv"), 1)
+	os.WriteFile(filepath.Join(work, "corrigidas.yaml"), j, 0o644)
+	second := runJob(t, filepath.Join(work, "corrigidas.yaml"), filepath.Join(work, "runs"))
+	var got []string
+	for _, r := range second.Results.Rows {
+		got = append(got, r.Key+" "+string(r.Outcome)+" "+strconv.FormatInt(r.AmountCents, 10))
+	}
+	if want := []string{"B-002 issued 71673", "B-004 issued 89456"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the fixed rejected rows issued %q, want %q", got, want)
+	}
+}
+
+// spoilBoletos breaks two rows of samples/boletos: B-002's CPF check digit
+// (R$ 716,73) and B-004's amount (894;56), and lets the run skip invalid rows.
+func spoilBoletos(t *testing.T, work string) {
+	t.Helper()
+	in := filepath.Join(work, "clientes.csv")
+	b, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, r := range [][2]string{{"374.993.549-11", "374.993.549-12"}, {`São Paulo,SP,"894,56",`, `São Paulo,SP,"894;56",`}} {
+		if !strings.Contains(s, r[0]) {
+			t.Fatalf("samples/boletos/clientes.csv no longer has %q", r[0])
+		}
+		s = strings.Replace(s, r[0], r[1], 1)
+	}
+	os.WriteFile(in, []byte(s), 0o644)
+	job := filepath.Join(work, "boletos.yaml")
+	j, _ := os.ReadFile(job)
+	j = bytes.Replace(j, []byte("reports:\n  formats: [html, json]"), []byte("reports:\n  formats: [html, json]\non_invalid: skip"), 1)
+	if !bytes.Contains(j, []byte("on_invalid: skip")) {
+		t.Fatalf("samples/boletos/boletos.yaml changed:\n%s", j)
+	}
+	os.WriteFile(job, j, 0o644)
 }
 
 // TestRejectedRowsFixedAndRunAgain: a run refuses one row; its rejected-rows
