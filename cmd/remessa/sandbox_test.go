@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -153,6 +154,13 @@ func TestBannerWithTLS(t *testing.T) {
 	}
 	if filepath.Ext(rn.ClientP12File) != ".p12" {
 		t.Errorf("p12 file %q", rn.ClientP12File)
+	}
+	// The account's random key is printed beside the credentials, and
+	// the Pix API at its own https address.
+	keyLine := regexp.MustCompile(`(?m)^  Chave Pix \(EVP\) +` + regexp.QuoteMeta(rn.PixKey) + `$`)
+	pixLine := regexp.MustCompile(`(?m)^  API Pix +` + regexp.QuoteMeta(rn.PixURL) + `/v2 `)
+	if rn.PixKey == "" || !keyLine.MatchString(b) || !strings.Contains(b, rn.ClientID) || !pixLine.MatchString(b) || !strings.HasPrefix(rn.PixURL, "https://") {
+		t.Errorf("banner misses the Pix key %q or the Pix URL %q:\n%s", rn.PixKey, rn.PixURL, b)
 	}
 	for _, s := range []string{"/sandbox/clock", "/sandbox/outbox", "/sandbox/faults", "remessa sandbox pay|refund|clock", "divididas por 60"} {
 		if !strings.Contains(b, s) {
