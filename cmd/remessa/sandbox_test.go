@@ -115,6 +115,9 @@ func TestSandboxUsageErrors(t *testing.T) {
 		{[]string{"sandbox", "--fault-500", "0.7", "--fault-503", "0.7", "--data", sandbox.Memory}, exitUsage, "soma"},
 		{[]string{"sandbox", "--log-format", "xml", "--data", sandbox.Memory}, exitUsage, "--log-format"},
 		{[]string{"sandbox", "extra"}, exitUsage, "subcomando desconhecido"},
+		{[]string{"sandbox", "--batch-delay", "1x", "--data", sandbox.Memory}, exitUsage, "-batch-delay"},
+		// --pix-addr reaches the server: its second listener is opened there.
+		{[]string{"sandbox", "--data", sandbox.Memory, "--addr", "127.0.0.1:0", "--pix-addr", "256.0.0.1:1"}, exitInternal, "256.0.0.1:1 (Pix)"},
 	} {
 		code, _, errs := runCmd(tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.msg) {
