@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/binary"
+	pngpkg "image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,5 +50,20 @@ func TestChromiumScreenshot(t *testing.T) {
 	}
 	if len(png) < 20000 {
 		t.Errorf("PNG is only %d bytes; the page looks empty", len(png))
+	}
+	// the production banner is drawn, in its red, across the top of the page
+	img, err := pngpkg.Decode(bytes.NewReader(png))
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := 0
+	for y := 0; y < 200; y++ {
+		r, g, b, _ := img.At(640, y).RGBA()
+		if r>>8 == 0xC0 && g>>8 == 0 && b>>8 == 0 {
+			red++
+		}
+	}
+	if red < 20 {
+		t.Errorf("no red production banner at the top of the page (%d red pixels down the middle)", red)
 	}
 }
