@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -125,6 +127,60 @@ func BenchmarkWrite100kCobv(b *testing.B) { benchWrite(b, bigCobv(100_000)) }
 // BenchmarkWrite10kCarnets writes every report of a 10,000-carnet run
 // (120,000 parcel lines).
 func BenchmarkWrite10kCarnets(b *testing.B) { benchWrite(b, bigCarnets(10_000)) }
+
+// BenchmarkReport100kRSS times "remessa report" on a 100,000-row cobv
+// results.json (and on the 10,000-carnet one, 120,000 parcel lines) and
+// measures its peak memory as the kernel counts it: each iteration runs
+// WriteFromFile, all formats, in a child process (this test binary, through
+// TestReportChild) and reports the child's maximum resident set size
+// (getrusage ru_maxrss) as peak-RSS-MB; ns/op is the child's wall time,
+// start-up included. The targets: under 10 s and 150 MB.
+func BenchmarkReport100kRSS(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		r    func() *results.Results
+	}{
+		{"cobv100k", func() *results.Results { return bigCobv(100_000) }},
+		{"carnets10kx12", func() *results.Results { return bigCarnets(10_000) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			r := c.r()
+			if err := writeAtomic(filepath.Join(dir, FileJSON), func(f io.Writer) error { return WriteJSON(f, r) }); err != nil {
+				b.Fatal(err)
+			}
+			r = nil
+			runtime.GC()
+			b.ResetTimer()
+			for b.Loop() {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestReportChild$", "-test.count=1")
+				cmd.Env = append(os.Environ(), "REMESSA_REPORT_CHILD="+dir)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("child: %v\n%s", err, out)
+				}
+				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+					b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // Linux: KiB
+				}
+			}
+		})
+	}
+}
+
+// TestReportChild is BenchmarkReport100kRSS's child: it writes every report
+// of REMESSA_REPORT_CHILD/results.json into REMESSA_REPORT_CHILD/reports.
+func TestReportChild(t *testing.T) {
+	dir := os.Getenv("REMESSA_REPORT_CHILD")
+	if dir == "" {
+		t.Skip("run by BenchmarkReport100kRSS")
+	}
+	files, r, err := WriteFromFile(filepath.Join(dir, "reports"), filepath.Join(dir, FileJSON), Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, diff := r.Totals.Reconciles(); !ok || len(files) < 4 {
+		t.Fatalf("reports %v, reconcile %v %s", files, ok, diff)
+	}
+}
 
 // TestWriteBigResults writes the benchmark's 100,000-row cobv results.json
 // (or the 10,000-carnet one with REMESSA_BIG_KIND=carnets) into the run
