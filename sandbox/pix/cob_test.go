@@ -264,6 +264,16 @@ func TestCobV(t *testing.T) {
 	wantProblem(t, err, http.StatusBadRequest, "CobVOperacaoInvalida", "devedor.cpf")
 	_, err = c.GetCobV(ctx, txid("none", 1))
 	wantProblem(t, err, http.StatusNotFound, "NaoEncontrado", "")
+	// Only an ATIVA cobv can be revised.
+	gone := txid("gone", 1)
+	if _, err := c.PutCobV(ctx, gone, cobvReq(e.key, "52998224725", "5.00")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.PatchCobV(ctx, gone, api.CobPatch{Status: "REMOVIDA_PELO_USUARIO_RECEBEDOR"}); err != nil || r.Status != "REMOVIDA_PELO_USUARIO_RECEBEDOR" {
+		t.Fatalf("remove cobv: %v %+v", err, r)
+	}
+	_, err = c.PatchCobV(ctx, gone, api.CobPatch{Valor: &api.PixValor{Original: "6.00"}})
+	wantProblem(t, err, http.StatusBadRequest, "CobVOperacaoInvalida", "status")
 	// A cob is not a cobv.
 	if _, err := c.PutCob(ctx, txid("imed", 1), api.CobRequest{Valor: api.PixValor{Original: "1.00"}, Chave: e.key}); err != nil {
 		t.Fatal(err)

@@ -257,7 +257,7 @@ func TestPayAndRefund(t *testing.T) {
 	wantProblem(t, err, http.StatusBadRequest, "PixDevolucaoInvalida", "valor")
 	for _, bad := range []struct {
 		id, valor, prop string
-	}{{"dev-6", "1.00", "id"}, {"dev6", "1", "valor"}, {"dev6", "0.00", "valor"}} {
+	}{{"dev-6", "1.00", "id"}, {strings.Repeat("d", 36), "1.00", "id"}, {"dev6", "1", "valor"}, {"dev6", "0.00", "valor"}} {
 		_, err = c.PutDevolucao(ctx, paid.EndToEndID, bad.id, api.DevolucaoRequest{Valor: bad.valor})
 		wantProblem(t, err, http.StatusBadRequest, "PixDevolucaoInvalida", bad.prop)
 	}
