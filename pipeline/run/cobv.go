@@ -32,24 +32,39 @@ func (e *executor) runCobv(ctx context.Context) error {
 		if s.State == "done" || s.State == "refused" {
 			continue
 		}
-		seq, err := e.begin(ctx, routeSplitCfg, s.ID, nil)
-		if err != nil {
-			return err
-		}
-		e.crash.at("split-config")
-		_, callErr := e.svc.Client.Do(ctx, api.Pix, http.MethodPut, "/v2/gn/split/config/"+s.ID, json.RawMessage(s.Body))
-		if err := e.end(ctx, seq, callErr, func(tx *journal.Tx) error {
-			if callErr == nil {
-				return tx.SetSplit(s.Key, "done")
+		var callErr error
+		for attempt := 0; ; attempt++ {
+			seq, err := e.begin(ctx, routeSplitCfg, s.ID, nil)
+			if err != nil {
+				return err
 			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		if callErr != nil {
+			e.crash.at("split-config")
+			_, callErr = e.svc.Client.Do(ctx, api.Pix, http.MethodPut, "/v2/gn/split/config/"+s.ID, json.RawMessage(s.Body))
+			if err := e.end(ctx, seq, callErr, func(tx *journal.Tx) error {
+				if callErr == nil {
+					return tx.SetSplit(s.Key, "done")
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if callErr == nil {
+				break
+			}
 			if se := e.classify(callErr); se != nil {
 				return se
 			}
+			if !retryable(callErr) {
+				break
+			}
+			// a PUT with an id is safe to repeat; a service that keeps
+			// failing stops the run (resumable), it never denies the rows
+			if attempt >= 6 {
+				return &StopError{Reason: "o serviço continua falhando ao receber a configuração de split " + s.ID, Err: callErr}
+			}
+			sleepCtx(ctx, backoff(attempt))
+		}
+		if callErr != nil {
 			// refused configuration: its rows are denied (nothing of them is
 			// sent), the other rows go on
 			p := problemOf(callErr)
@@ -165,7 +180,10 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, cfgID map[strin
 				if se := e.classify(callErr); se != nil {
 					return se
 				}
-				if (transient(callErr) || api.IsAmbiguous(callErr) || isStatus(callErr, 500)) && attempt < 6 {
+				if retryable(callErr) {
+					if attempt >= 6 {
+						return &StopError{Reason: fmt.Sprintf("o serviço continua falhando ao receber o lote %d", b.Num), Err: callErr}
+					}
 					sleepCtx(ctx, backoff(attempt)) // a PUT with an id is safe to repeat
 					continue
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -35,28 +36,45 @@ var (
 	binErr  error
 )
 
+// TestMain starts building the binary at once, so the build overlaps the
+// package's other tests instead of delaying the crash tests.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if run := flag.Lookup("test.run").Value.String(); !testing.Short() && (run == "" || strings.Contains(run, "Crash")) {
+		go binOnce.Do(buildBinary)
+	}
+	code := m.Run()
+	binOnce.Do(func() {}) // wait for a build in progress
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 func binary(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "remessa-crash-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "remessa")
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
-		cmd := exec.Command(goTool, "build", "-o", binPath, "remessa/cmd/remessa")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
+	binOnce.Do(buildBinary)
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+func buildBinary() {
+	dir, err := os.MkdirTemp("", "remessa-crash-bin")
+	if err != nil {
+		binErr = err
+		return
+	}
+	binPath = filepath.Join(dir, "remessa")
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		goTool = "go"
+	}
+	cmd := exec.Command(goTool, "build", "-o", binPath, "remessa/cmd/remessa")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		binErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
 }
 
 func freePort(t testing.TB) string {
@@ -191,30 +209,40 @@ func (e *crashEnv) job(t *testing.T, kind string, rows int, seed int) (string, [
 	return job, ps
 }
 
-// crashAndResume runs job killing it at point, resumes until the run is
-// complete, and checks the sandbox.
-func (e *crashEnv) crashAndResume(t *testing.T, kind, point string, seed int) {
+// crashAndResume runs job killing it at points[0], resumes it killing
+// each resume at the next point (every point must be reached: the process
+// ends by SIGKILL), then resumes until the run is complete, and checks the
+// sandbox. An empty points runs without a crash.
+func (e *crashEnv) crashAndResume(t *testing.T, kind string, points []string, seed int) {
 	job, ps := e.job(t, kind, 30, seed)
-	env := []string{}
-	if point != "" {
-		env = append(env, "REMESSA_CRASH_AT="+point)
+	crashAt := func(i int) []string {
+		if i < len(points) {
+			return []string{"REMESSA_CRASH_AT=" + points[i]}
+		}
+		return nil
 	}
-	code, out := runBin(t, env, "run", job, "--base-url", e.sb.URL, "--quiet")
-	if point != "" && code != -int(syscall.SIGKILL) {
-		t.Fatalf("crash point %s not reached: exit %d\n%s", point, code, out)
+	code, out := runBin(t, crashAt(0), "run", job, "--base-url", e.sb.URL, "--quiet")
+	if len(points) > 0 && code != -int(syscall.SIGKILL) {
+		t.Fatalf("crash point %s not reached: exit %d\n%s", points[0], code, out)
 	}
 	runs, _ := filepath.Glob(filepath.Join(filepath.Dir(job), "remessa-out", "2*"))
 	if len(runs) != 1 {
 		t.Fatalf("%d run folders after the crash", len(runs))
 	}
 	dir := runs[0]
+	for i := 1; i < len(points); i++ {
+		code, out = runBin(t, crashAt(i), "resume", dir, "--base-url", e.sb.URL, "--quiet")
+		if code != -int(syscall.SIGKILL) {
+			t.Fatalf("crash point %s (resume %d) not reached: exit %d\n%s", points[i], i, code, out)
+		}
+	}
 	for i := 0; ; i++ {
 		code, out = runBin(t, nil, "resume", dir, "--base-url", e.sb.URL, "--quiet")
 		if code == 0 {
 			break
 		}
 		if i == 3 {
-			t.Fatalf("resume after %s: exit %d\n%s", point, code, out)
+			t.Fatalf("resume after %v: exit %d\n%s", points, code, out)
 		}
 	}
 	res, err := results.Load(filepath.Join(dir, "results.json"))
@@ -222,7 +250,7 @@ func (e *crashEnv) crashAndResume(t *testing.T, kind, point string, seed int) {
 		t.Fatal(err)
 	}
 	if !res.Run.Complete || res.Totals.Issued.Rows != len(ps) {
-		t.Fatalf("after %s: complete %v, totals %+v", point, res.Run.Complete, res.Totals)
+		t.Fatalf("after %v: complete %v, totals %+v", points, res.Run.Complete, res.Totals)
 	}
 	e.checkOnce(t, kind, res, ps)
 }
@@ -308,36 +336,53 @@ func (e *crashEnv) checkOnce(t *testing.T, kind string, res *results.Results, ps
 	}
 }
 
+// TestCrashResume kills a run once at each of 21 points spread over
+// every phase: before a POST is sent (post-intent), between a POST's
+// answer and its journal entry (post-sent), around a split configuration,
+// a batch PUT (lote-intent, lote-sent), while polling a batch (lote-poll),
+// while linking (link) and while fetching the charges by page (fetch).
 func TestCrashResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test builds the binary; skipped with -short")
 	}
+	t.Parallel()
 	e := newCrashEnv(t)
 	for i, c := range crashPoints {
-		t.Run(c.kind+"/"+c.at, func(t *testing.T) { e.crashAndResume(t, c.kind, c.at, 10+i) })
+		t.Run(c.kind+"/"+c.at, func(t *testing.T) {
+			t.Parallel()
+			e.crashAndResume(t, c.kind, []string{c.at}, 10+i)
+		})
 	}
 }
 
-// TestCrashResumeFaults repeats crash points with 10% of each fault the
-// sandbox can inject: 500, 503, 429 and connections dropped after the
-// request was processed. Three cases by default (about 25 s);
-// REMESSA_CRASH_LONG=1 runs nine.
+// TestCrashResumeFaults repeats the crash test with 10% of each fault the
+// sandbox can inject: 500, 503, 429 (Retry-After 1 s) and connections
+// dropped after the request was processed. Each run is killed at several
+// points in turn (the run, then each resume), 12 points in all over every
+// phase, before it is resumed to its end.
 func TestCrashResumeFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long crash test; skipped with -short")
 	}
-	e := newCrashEnv(t, "--fault-500", "0.1", "--fault-503", "0.1", "--fault-429", "0.1", "--fault-drop", "0.1", "--fault-seed", "7")
-	points := []crashCase{{"carnets", "post-sent:5"}, {"boletos", ""}, {"cobv", "link:10"}}
-	if os.Getenv("REMESSA_CRASH_LONG") != "" {
-		points = append(points, crashCase{"carnets", ""}, crashCase{"cobv", ""}, crashCase{"boletos", "post-intent:8"},
-			crashCase{"cobv", "lote-sent:2"}, crashCase{"carnets", "post-intent:12"}, crashCase{"cobv", "fetch:2"})
+	t.Parallel()
+	// the route only the checks use (a charge's split link) has no faults
+	const check = "GET /v2/gn/split/cobv/:txid=0"
+	e := newCrashEnv(t, "--fault-500", "0.1", "--fault-503", "0.1", "--fault-429", "0.1", "--fault-drop", "0.1", "--fault-seed", "7",
+		"--fault-500", check, "--fault-503", check, "--fault-429", check, "--fault-drop", check)
+	chains := []struct {
+		kind   string
+		points []string
+	}{
+		{"carnets", []string{"post-intent:3", "post-sent:4", "post-sent:6"}},
+		{"boletos", []string{"post-sent:2", "post-intent:5", "post-sent:3"}},
+		{"cobv", []string{"split-config:1", "lote-sent:1", "lote-poll:2"}},
+		{"cobv", []string{"lote-intent:2", "link:4", "fetch:1"}},
 	}
-	for i, c := range points {
-		name := c.at
-		if name == "" {
-			name = "no-crash"
-		}
-		t.Run(c.kind+"/"+name, func(t *testing.T) { e.crashAndResume(t, c.kind, c.at, 100+i) })
+	for i, c := range chains {
+		t.Run(c.kind+"/"+strings.Join(c.points, ","), func(t *testing.T) {
+			t.Parallel()
+			e.crashAndResume(t, c.kind, c.points, 100+i)
+		})
 	}
 }
 

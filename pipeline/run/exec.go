@@ -416,6 +416,17 @@ func transient(err error) bool {
 	return false
 }
 
+// retryable reports whether a call error may go away by itself (429, any
+// 5xx, an unknown outcome): a reason to repeat an idempotent call or to
+// stop and resume later, never to deny a row.
+func retryable(err error) bool {
+	if transient(err) || api.IsAmbiguous(err) {
+		return true
+	}
+	var ae *api.Error
+	return errors.As(err, &ae) && ae.Status >= 500
+}
+
 // problemOf describes a service refusal for the results.
 func problemOf(err error) results.Problem {
 	var ae *api.Error

@@ -3,9 +3,14 @@ package run_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,5 +324,59 @@ func TestFixedRowsNoWarning(t *testing.T) {
 	}
 	if len(out3.Warnings) != 1 || !strings.Contains(out3.Warnings[0], "2 linha(s)") {
 		t.Errorf("repeated issued rows not flagged: %v", out3.Warnings)
+	}
+}
+
+// TestCobvSplitConfigTransient: the service answers the split
+// configuration's PUT with 503 six times in a row (more than the client's
+// own retries). The run repeats the PUT (it has an id) instead of taking
+// the 503 for a refusal: every row is issued and linked, none denied.
+func TestCobvSplitConfigTransient(t *testing.T) {
+	dir := t.TempDir()
+	rn := startSandbox(t, sandbox.Memory, nil)
+	a1, err := rn.Server.Auth().CreateAccount(context.Background(), "Federação")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(rn.URL)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var failed atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/v2/gn/split/config/") && failed.Add(1) <= 6 {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"type":"https://pix.bcb.gov.br/api/v2/error/ServicoIndisponivel","title":"Serviço Indisponível","status":503}`)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	ps := payers(5, 34)
+	for i := range ps {
+		ps[i].Chave = rn.PixKey
+	}
+	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
+	s, _ := readFile(job)
+	writeFileT(t, job, strings.Replace(s, "    batch: {size: 10}", `    batch: {size: 10}
+    split:
+      minha_parte: {tipo: porcentagem, valor: 90%}
+      repasses:
+        - {tipo: porcentagem, valor: 10%, cnpj: "`+a1.CNPJ+`", conta: "`+a1.Conta+`"}`, 1))
+	out, err := run.Run(context.Background(), job, run.Options{BaseURL: proxy.URL, Getenv: remoteEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := loadResults(t, out.Dir)
+	if out.ExitCode() != 0 || res.Totals.Issued.Rows != len(ps) || res.Totals.Denied.Rows != 0 {
+		t.Fatalf("exit %d totals %+v stop %v; row 0 problems %+v", out.ExitCode(), res.Totals, out.Stop, res.Rows[0].Problems)
+	}
+	if n := failed.Load(); n <= 6 {
+		t.Fatalf("the split configuration was sent %d times; the 503s were not outlasted", n)
+	}
+	cl := client(t, rn, testClientID, testClientSecret)
+	for _, r := range res.Rows {
+		if sp, err := cl.GetCobSplit(context.Background(), true, r.Txid); err != nil || sp.Config.ID == "" {
+			t.Errorf("row %s: split link %v %+v", r.Key, err, sp)
+		}
 	}
 }
