@@ -105,7 +105,7 @@ func (s *csvSink) finish(r *results.Results, d *digest) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if err := ct.lines(summaryRows(r, d.own, s.opt.Lang)); err != nil {
+		if err := ct.lines(summaryRows(r, d, s.opt.Lang)); err != nil {
 			return err
 		}
 		return ct.flush()
@@ -152,7 +152,7 @@ func WriteCSV(w io.Writer, name string, r *results.Results, opt Options) error {
 		if err != nil {
 			return err
 		}
-		if err := ct.lines(summaryRows(r, d.own, opt.Lang)); err != nil {
+		if err := ct.lines(summaryRows(r, d, opt.Lang)); err != nil {
 			return err
 		}
 		return ct.flush()

@@ -142,7 +142,7 @@ func renderHTML(w io.Writer, r *results.Results, dg *digest, opt Options) error 
 	for i, t := range tallies(r.Totals) {
 		d.Tallies = append(d.Tallies, htmlTally{Key: t.key, Code: codes[i], Label: tr(lang, t.key), Rows: t.t.Rows, Cents: t.t.AmountCents})
 	}
-	d.Reconciles, d.Reconciliation = reconciliation(lang, r.Totals)
+	d.Reconciles, d.Reconciliation = reconciliation(lang, r.Totals, dg)
 
 	// outcomes chart: one bar per outcome, length by rows
 	maxRows := 1

@@ -58,6 +58,8 @@ var labels = map[string]label{
 	"reconciles":      {"Totais conferem ao centavo", "Totals reconcile to the cent"},
 	"not_reconciles":  {"Totais NÃO conferem", "Totals do NOT reconcile"},
 	"difference":      {"diferença", "difference"},
+	"rows_add_up":     {"as linhas somam", "the rows add up to"},
+	"totals_say":      {"os totais dizem", "the totals say"},
 	"kind_carnets":    {"carnês", "carnets"},
 	"kind_cobv":       {"Pix com vencimento (cobv)", "due-date Pix charges (cobv)"},
 	"kind_boletos":    {"boletos", "slips (boletos)"},

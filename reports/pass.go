@@ -127,6 +127,12 @@ func fileSource(path string) source {
 				return nil, bad(err)
 			}
 		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+			if err == nil {
+				err = fmt.Errorf("esperava o fim do objeto, achei %v", tok)
+			}
+			return nil, bad(fmt.Errorf("incompleto: %w", err))
+		}
 		if !started {
 			if err := begin(); err != nil {
 				return nil, err
@@ -145,6 +151,7 @@ type digest struct {
 	rejected      map[int]string  // source row -> problems, for refused and denied rows
 	problems      []htmlProblem   // the first maxHTMLProblems problem lines
 	problemsTotal int
+	rowTotals     results.Totals // the rows' own tallies (outcomes only), to check the totals against
 }
 
 func newDigest(lang string) *digest {
@@ -152,6 +159,11 @@ func newDigest(lang string) *digest {
 }
 
 func (d *digest) add(row *results.Row) {
+	t := &d.rowTotals
+	for _, tl := range []*results.Tally{&t.In, outcomeTally(t, row.Outcome)} {
+		tl.Rows++
+		tl.AmountCents += row.AmountCents
+	}
 	for _, s := range row.Split {
 		if s.Own {
 			d.own[s.Recipient] = true
@@ -183,6 +195,22 @@ func (d *digest) add(row *results.Row) {
 			Code: p.Code, Place: problemPlace(p), Value: p.Value, Message: msg, Action: action,
 		})
 	}
+}
+
+// outcomeTally is the tally of t an outcome counts in (as results.Compute
+// counts: anything unknown is pending).
+func outcomeTally(t *results.Totals, o results.Outcome) *results.Tally {
+	switch o {
+	case results.Issued:
+		return &t.Issued
+	case results.Refused:
+		return &t.Refused
+	case results.Denied:
+		return &t.Denied
+	case results.Ambiguous:
+		return &t.Ambiguous
+	}
+	return &t.Pending
 }
 
 // sink writes one format during the pass.

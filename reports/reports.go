@@ -184,24 +184,33 @@ func write(dir string, src source, jsonFrom string, opt Options) ([]string, *res
 	if err != nil {
 		return written, r, err
 	}
+	var mismatch error
+	if key, rows, tot, ok := rowsMatchTotals(r.Totals, d); !ok {
+		mismatch = fmt.Errorf("reports: %w: %s: as linhas somam %d linha(s), %d centavos; os totais dizem %d, %d",
+			ErrRowsNotTotals, tr("pt", key), rows.Rows, rows.AmountCents, tot.Rows, tot.AmountCents)
+	}
 	if opt.Input != nil && len(d.rejected) > 0 {
 		in := *opt.Input
 		if in.Path == "" {
 			in.Path = r.Run.InputFile
 		}
 		if st, serr := os.Stat(in.Path); in.Path == "" || serr != nil || st.IsDir() {
-			return written, r, fmt.Errorf("reports: %w (%q)", ErrNoInput, in.Path)
+			return written, r, errors.Join(fmt.Errorf("reports: %w (%q)", ErrNoInput, in.Path), mismatch)
 		}
 		p, err := writeRejected(dir, r.Run, d.rejected, in, opt)
 		if p != "" {
 			written = append(written, p)
 		}
 		if err != nil {
-			return written, r, err
+			return written, r, errors.Join(err, mismatch)
 		}
 	}
-	return written, r, nil
+	return written, r, mismatch
 }
+
+// ErrRowsNotTotals is returned (wrapped, after every report is written, each
+// saying so) when the totals in results.json are not the sums of its rows.
+var ErrRowsNotTotals = errors.New("os totais de results.json não são a soma das suas linhas")
 
 // lazyJSON is a jsonSink that opens its file at start.
 type lazyJSON struct {

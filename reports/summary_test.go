@@ -3,7 +3,10 @@ package reports
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -124,5 +127,64 @@ func TestSummaryRunIdentityEveryFormat(t *testing.T) {
 	}
 	if banner != "service_production" {
 		t.Errorf("HTML banner data-service %q, want service_production", banner)
+	}
+}
+
+// TestReconciliationChecksTheRows: totals that close among themselves but
+// are not the sums of the rows (a results.json edited by hand, or a run
+// bug) do not reconcile: every summary says which total and both sums, and
+// Write returns ErrRowsNotTotals after writing every report.
+func TestReconciliationChecksTheRows(t *testing.T) {
+	r := boletoFixture() // rows: 4, R$ 1.324,46 in; 2 issued, R$ 1.235,56
+	r.Totals.In.AmountCents += 100
+	r.Totals.Issued.AmountCents += 100
+	if ok, _ := r.Totals.Reconciles(); !ok {
+		t.Fatal("the doctored totals should close among themselves")
+	}
+	dir := t.TempDir()
+	files, err := Write(dir, r, Options{Now: fixedNow})
+	if !errors.Is(err, ErrRowsNotTotals) {
+		t.Fatalf("Write: %v, want ErrRowsNotTotals", err)
+	}
+	if len(files) != 6 { // xlsx, 3 csv (no parcels), json, html
+		t.Errorf("files %v, want all 6 written", files)
+	}
+	want := "Totais NÃO conferem — entrada: as linhas somam 4 linhas, R$ 1.324,46; os totais dizem 4 linhas, R$ 1.325,46"
+	page, _ := os.ReadFile(filepath.Join(dir, FileHTML))
+	if !strings.Contains(string(page), want) || !strings.Contains(string(page), `data-reconciles="false"`) {
+		t.Errorf("HTML lacks %q / data-reconciles=false", want)
+	}
+	sum, _ := os.ReadFile(filepath.Join(dir, FileSummaryCSV))
+	if !strings.Contains(string(sum), "conferencia;reconciles;;;;\""+want+"\"") { // quoted: it has a ;
+		t.Errorf("resumo.csv lacks %q:\n%s", want, sum)
+	}
+	xb, _ := os.ReadFile(filepath.Join(dir, FileXLSX))
+	f := openXLSX(t, xb)
+	rows, _ := f.GetRows("Resumo")
+	found := false
+	for _, row := range rows {
+		found = found || len(row) == 2 && row[0] == "Conferência" && row[1] == want
+	}
+	if !found {
+		t.Errorf("Resumo lacks %q", want)
+	}
+	// the same totals from the rows themselves reconcile
+	r.Compute()
+	if _, err := Write(t.TempDir(), r, Options{Formats: []string{FormatHTML}}); err != nil {
+		t.Errorf("computed totals: %v", err)
+	}
+}
+
+// TestWriteFromFileTruncated: a results.json cut short is unreadable, not
+// an empty run with reports that reconcile.
+func TestWriteFromFileTruncated(t *testing.T) {
+	dir := t.TempDir()
+	for _, body := range []string{`{"version":1`, `{"version":1,"run":{"id":"x"}`, `{"version":1,"run":{"id":"x"},"rows":[]`, `{"version":1,"run":{"id":"x"},"rows":[{"outcome":"issued"}`} {
+		p := filepath.Join(dir, "results.json")
+		os.WriteFile(p, []byte(body), 0o644)
+		_, _, err := WriteFromFile(filepath.Join(dir, "out"), p, Options{Formats: []string{FormatCSV}})
+		if !errors.Is(err, ErrBadResults) || !strings.Contains(err.Error(), "results.json") {
+			t.Errorf("%s: %v, want ErrBadResults naming the file", body, err)
+		}
 	}
 }

@@ -359,14 +359,32 @@ func tallies(t results.Totals) []struct {
 
 // reconciliation returns whether the totals close and the sentence that
 // says so, or that names the difference, in lang.
-func reconciliation(lang string, t results.Totals) (bool, string) {
+func reconciliation(lang string, t results.Totals, d *digest) (bool, string) {
 	if ok, _ := t.Reconciles(); ok {
+		if key, rows, tot, ok := rowsMatchTotals(t, d); !ok {
+			return false, tr(lang, "not_reconciles") + " — " + tr(lang, key) + ": " + tr(lang, "rows_add_up") + " " +
+				rowsText(lang, rows.Rows) + ", " + formatMoney(lang, rows.AmountCents) + "; " + tr(lang, "totals_say") + " " +
+				rowsText(lang, tot.Rows) + ", " + formatMoney(lang, tot.AmountCents)
+		}
 		return true, tr(lang, "reconciles")
 	}
 	rows := t.In.Rows - (t.Issued.Rows + t.Refused.Rows + t.Denied.Rows + t.Ambiguous.Rows + t.Pending.Rows)
 	cents := t.In.AmountCents - (t.Issued.AmountCents + t.Refused.AmountCents + t.Denied.AmountCents + t.Ambiguous.AmountCents + t.Pending.AmountCents)
 	return false, tr(lang, "not_reconciles") + " — " + tr(lang, "difference") + ": " +
 		rowsText(lang, rows) + ", " + formatMoney(lang, cents)
+}
+
+// rowsMatchTotals compares the totals with the rows' own tallies: false,
+// with the first outcome that differs, when results.json's totals are not
+// the sums of its rows.
+func rowsMatchTotals(t results.Totals, d *digest) (key string, rows, totals results.Tally, ok bool) {
+	got := tallies(d.rowTotals)
+	for i, want := range tallies(t) {
+		if got[i].t != want.t {
+			return want.key, got[i].t, want.t, false
+		}
+	}
+	return "", results.Tally{}, results.Tally{}, true
 }
 
 // runFields lists the run identity as label key and value.
@@ -470,7 +488,7 @@ func recipientLabel(lang, account string, s splitLine) string {
 
 // summaryRows is resumo.csv: the run identity, the totals, the
 // reconciliation, amounts by due month and split shares, as flat lines.
-func summaryRows(r *results.Results, own map[string]bool, lang string) [][]cell {
+func summaryRows(r *results.Results, d *digest, lang string) [][]cell {
 	none := text("")
 	var out [][]cell
 	emit := func(c ...cell) { out = append(out, c) }
@@ -482,14 +500,14 @@ func summaryRows(r *results.Results, own map[string]bool, lang string) [][]cell 
 	for _, t := range tallies(r.Totals) {
 		emit(text(sec), text(tr(lang, t.key)), none, integer(int64(t.t.Rows)), money(t.t.AmountCents), none)
 	}
-	_, sentence := reconciliation(lang, r.Totals)
+	_, sentence := reconciliation(lang, r.Totals, d)
 	emit(text(tr(lang, "sec_check")), text("reconciles"), none, none, none, text(sentence))
 	sec = tr(lang, "sec_month")
 	for _, m := range sortedMonths(r.Totals.IssuedByDueMonth) {
 		emit(text(sec), none, text(m), none, money(r.Totals.IssuedByDueMonth[m]), none)
 	}
 	sec = tr(lang, "sec_split")
-	for _, s := range splitLines(r.Totals, own) {
+	for _, s := range splitLines(r.Totals, d.own) {
 		t := ""
 		if s.Own {
 			t = tr(lang, "own_account")

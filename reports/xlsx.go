@@ -376,7 +376,7 @@ func writeXLSXSummary(f *excelize.File, sheet string, st *xlsxStyles, r *results
 		set("C", float64(t.t.AmountCents)/100, st.money)
 		row++
 	}
-	ok, sentence := reconciliation(lang, r.Totals)
+	ok, sentence := reconciliation(lang, r.Totals, d)
 	set("A", tr(lang, "reconciliation"), st.label)
 	if ok {
 		set("B", sentence, st.ok)

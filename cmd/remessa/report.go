@@ -63,9 +63,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	for _, p := range written {
 		fmt.Fprintln(stdout, p)
 	}
+	rowsNotTotals := errors.Is(err, reports.ErrRowsNotTotals)
 	switch {
 	case errors.Is(err, reports.ErrNoInput), errors.Is(err, reports.ErrInputChanged):
 		fmt.Fprintf(stderr, "remessa report: aviso: %v; use --input\n", err)
+	case rowsNotTotals:
+		fmt.Fprintln(stderr, "remessa report:", err)
 	case errors.Is(err, reports.ErrBadResults):
 		fmt.Fprintln(stderr, "remessa report:", err)
 		return exitUsage
@@ -75,6 +78,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	if ok, diff := r.Totals.Reconciles(); !ok {
 		fmt.Fprintln(stderr, "remessa report: os totais de results.json não conferem:", diff)
+		return exitProblems
+	}
+	if rowsNotTotals {
 		return exitProblems
 	}
 	return exitOK

@@ -98,6 +98,21 @@ func TestReportCommandErrors(t *testing.T) {
 	if code := dispatch([]string{"report", dir, "--formats", "json"}, &out, &errb); code != exitProblems || !strings.Contains(errb.String(), "não conferem") {
 		t.Errorf("unreconciled totals: exit %d, %q", code, errb.String())
 	}
+	// totals that close among themselves but are not the sums of the rows
+	r = sampleResults()
+	r.Totals.In.AmountCents += 7
+	r.Totals.Issued.AmountCents += 7
+	writeResults(t, dir, r)
+	errb.Reset()
+	if code := dispatch([]string{"report", dir, "--formats", "html", "--no-rejected"}, &out, &errb); code != exitProblems || !strings.Contains(errb.String(), "não são a soma das suas linhas") {
+		t.Errorf("totals not the rows' sums: exit %d, %q", code, errb.String())
+	}
+	// a results.json cut short
+	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"version":1,"run":{"id":"r1"}`), 0o644)
+	errb.Reset()
+	if code := dispatch([]string{"report", dir, "--formats", "json"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "incompleto") {
+		t.Errorf("truncated results.json: exit %d, %q", code, errb.String())
+	}
 }
 
 func TestReportCommandRejectedRows(t *testing.T) {
