@@ -26,15 +26,14 @@ func init() {
 
 // runFlags are the flags run and resume share.
 type runFlags struct {
-	concurrency       *int
-	quota             *int
-	baseURL, pixURL   *string
-	quiet             *bool
-	logFormat, lang   *string
-	sandboxDir, runs  *string
-	service           *string
-	yes, again        *bool
-	settleMS, pollMax *int
+	concurrency      *int
+	quota            *int
+	baseURL, pixURL  *string
+	quiet            *bool
+	logFormat, lang  *string
+	sandboxDir, runs *string
+	service          *string
+	yes, again       *bool
 }
 
 func bindRunFlags(c *command, stdout, stderr io.Writer, isRun bool) (*runFlags, func([]string) ([]string, int, bool)) {

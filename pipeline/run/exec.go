@@ -71,6 +71,9 @@ type executor struct {
 	stop   atomic.Pointer[StopError]
 	sent   atomic.Int64 // creation calls sent in this process
 	window [2]time.Time // lookup window for GET /v1/charges and GET /v2/cobv
+	// runStart is when the run began (not this resume): charges created
+	// before it are not this run's
+	runStart time.Time
 }
 
 // execute connects to the service and drives every unfinished row of the
@@ -114,6 +117,7 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 	defer e.w.close()
 	e.setupQuota()
 	start, _ := time.Parse(time.RFC3339, m.StartedAt)
+	e.runStart = start
 	e.window = [2]time.Time{start.Add(-24 * time.Hour), opts.now().Add(48 * time.Hour)}
 
 	out := &Outcome{RunID: m.RunID, Dir: dir, Warnings: warnings}
@@ -676,8 +680,9 @@ func (e *executor) resolve(ctx context.Context, r *jrow) (bool, error) {
 	q.Set("end_date", end.In(rules.SaoPaulo).Format("2006-01-02"))
 	q.Set("limit", "100")
 	var list []struct {
-		ID      int64 `json:"id"`
-		Payment *struct {
+		ID        int64  `json:"id"`
+		CreatedAt string `json:"created_at"`
+		Payment   *struct {
 			Carnet *struct {
 				CarnetID int64 `json:"carnet_id"`
 			} `json:"carnet"`
@@ -686,6 +691,16 @@ func (e *executor) resolve(ctx context.Context, r *jrow) (bool, error) {
 	if err := e.v1Get(ctx, routeChargeList, "/v1/charges?"+q.Encode(), r.info.CustomID, &list); err != nil {
 		return false, err
 	}
+	// A custom_id of the job's own (a template such as "{{ .Matrícula }}")
+	// may repeat across runs: what was created before this run began is
+	// another run's charge, never this row's.
+	kept := list[:0]
+	for _, it := range list {
+		if !createdBefore(it.CreatedAt, e.runStart.Add(-createdSkew)) {
+			kept = append(kept, it)
+		}
+	}
+	list = kept
 	if len(list) == 0 {
 		e.log.Info().Int("row", r.info.SourceRow).Str("custom_id", r.info.CustomID).Msg("not found: will send")
 		return false, nil
@@ -726,6 +741,18 @@ func (e *executor) resolve(ctx context.Context, r *jrow) (bool, error) {
 	}
 	e.log.Info().Int("row", r.info.SourceRow).Str("custom_id", r.info.CustomID).Msg("found: adopted")
 	return true, e.setRow(ctx, r, journal.RowIssued, res)
+}
+
+// createdSkew is how far the service's clock may run behind ours when
+// telling this run's charges from an earlier run's with the same custom_id.
+const createdSkew = 10 * time.Minute
+
+// createdBefore reports whether a charge's created_at ("YYYY-MM-DD
+// HH:MM:SS", São Paulo time) is before t. A value it cannot read is not
+// before: the charge is kept as a candidate.
+func createdBefore(createdAt string, t time.Time) bool {
+	c, err := time.ParseInLocation("2006-01-02 15:04:05", createdAt, rules.SaoPaulo)
+	return err == nil && c.Before(t)
 }
 
 // v1Get journals and sends a GET to the charges API, decoding data into out.
