@@ -41,6 +41,11 @@ type Plan struct {
 	Calls     []RouteCall `json:"calls"`
 	// Days is how many days the run needs under the daily quotas.
 	Days int `json:"days"`
+	// Earlier says what the runs folder knows of this job: the same job on
+	// the same input already ran (a run is refused without --again), or
+	// rows repeat an earlier run's key and due date. Filled by the run
+	// package, which keeps that folder.
+	Earlier []string `json:"earlier,omitempty"`
 }
 
 // PlanIssue counts what will be issued.
@@ -331,6 +336,9 @@ func (p *Plan) WriteText(w io.Writer, lang string) error {
 	brl := rules.FormatBRL
 	fmt.Fprintf(w, t("Plano de %s (%s) — serviço %s\n", "Plan of %s (%s) — service %s\n"), p.Name, p.Job, p.Service)
 	fmt.Fprintf(w, t("Linhas: %d lidas, %d aceitas, %d recusadas, %d avisos\n", "Rows: %d read, %d accepted, %d refused, %d warnings\n"), p.Rows, p.Accepted, p.Refused, p.Warnings)
+	for _, e := range p.Earlier {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
 	if p.Refused > 0 {
 		if p.OnInvalid == "skip" {
 			fmt.Fprintln(w, t("  on_invalid: skip — as linhas recusadas serão relatadas e não emitidas", "  on_invalid: skip — refused rows will be reported and not issued"))

@@ -6,13 +6,14 @@ import (
 	"io"
 
 	"remessa/pipeline"
+	"remessa/pipeline/run"
 )
 
 func init() {
 	register(&command{
 		Name:    "plan",
 		Summary: "mostra o que uma execução faria (emissões, lotes, totais, chamadas, dias), sem enviar nada",
-		Usage:   "JOB [--format text|json] [--lang pt|en]",
+		Usage:   "JOB [--format text|json] [--lang pt|en] [--runs-dir DIR]",
 		Run:     runPlan,
 	})
 }
@@ -22,6 +23,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(c, stdout, stderr)
 	format := fs.String("format", "text", "saída: text ou json")
 	lang := fs.String("lang", "pt", "idioma: pt ou en")
+	runsDir := fs.String("runs-dir", "", "pasta das execuções a consultar (padrão: reports.dir do job, remessa-out)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -34,7 +36,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	job, err := pipeline.Load(pos[0], pipeline.LoadOptions{})
 	var plan *pipeline.Plan
 	if err == nil {
-		plan, _, err = pipeline.StreamPlan(context.Background(), pos[0], job)
+		plan, err = run.Plan(context.Background(), pos[0], job, *runsDir)
 	}
 	if err != nil {
 		rep := pipeline.NewValidationReport(pos[0], job, nil, err)

@@ -132,13 +132,3 @@ func overlaps(entries []Entry, keys []string, service string) string {
 	return fmt.Sprintf("atenção: %d linha(s) repetem chave e vencimento de execuções anteriores: %s. Verifique se não são cobranças em duplicidade.",
 		total, strings.Join(parts, "; "))
 }
-
-// Overlaps is the repeated-rows warning for a plan: rows of keys ("key|due
-// date") already sent by runs recorded in runsDir's index.
-func Overlaps(runsDir string, keys []string, service string) (string, error) {
-	entries, err := (&Index{Path: filepath.Join(runsDir, IndexFile)}).Load()
-	if err != nil {
-		return "", err
-	}
-	return overlaps(entries, keys, service), nil
-}

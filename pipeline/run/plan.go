@@ -1,0 +1,56 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"remessa/pipeline"
+)
+
+// Plan is what `remessa plan` shows: the pipeline's plan of the job, plus
+// what the runs folder (runsDir, default the job's reports.dir) knows of it:
+// the same job on the same input already ran there (so `remessa run` will
+// refuse it without --again), or rows repeat an earlier run's key and due
+// date. Nothing is sent and nothing is written.
+func Plan(ctx context.Context, jobPath string, job *pipeline.Job, runsDir string) (*pipeline.Plan, error) {
+	if runsDir == "" {
+		runsDir = job.Reports.Dir
+	}
+	idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
+	entries, err := idx.Load()
+	if err != nil {
+		return nil, err
+	}
+	b := pipeline.NewPlanBuilder(job)
+	var keys []string
+	s, err := pipeline.ValidateStream(ctx, job, pipeline.Handler{Item: func(it *pipeline.Item) error {
+		b.Add(it)
+		if len(entries) > 0 {
+			keys = append(keys, rowIdentity(it))
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	plan := b.Done(jobPath, s)
+	if len(entries) == 0 {
+		return plan, nil
+	}
+	inputSHA, err := fileSHA256(job.InputFile)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.JobSHA256 == job.SHA256 && e.InputSHA256 == inputSHA && e.Service == job.Service && slices.Equal(e.Keys, keys) {
+			plan.Earlier = append(plan.Earlier, fmt.Sprintf("este job já rodou com esta mesma planilha na execução %s (%s): \"remessa run\" recusa repeti-lo sem --again", e.RunID, e.Dir))
+			return plan, nil
+		}
+	}
+	if w := overlaps(entries, keys, job.Service); w != "" {
+		plan.Earlier = append(plan.Earlier, w)
+	}
+	return plan, nil
+}
