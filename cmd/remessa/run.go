@@ -24,6 +24,9 @@ func init() {
 	})
 }
 
+// stdin is where a production run reads its confirmation (a test's answer).
+var stdin io.Reader = os.Stdin
+
 // runFlags are the flags run and resume share.
 type runFlags struct {
 	concurrency      *int
@@ -93,7 +96,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	opts.Confirm = func(p *pipeline.Plan) bool {
 		p.WriteText(stderr, *f.lang)
 		fmt.Fprint(stderr, "\nEmitir estas cobranças em PRODUÇÃO? Digite \"sim\" para confirmar: ")
-		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		return strings.EqualFold(strings.TrimSpace(line), "sim") || strings.EqualFold(strings.TrimSpace(line), "yes")
 	}
 	run.Version = Version

@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"remessa/api"
+	"remessa/sandbox"
 )
 
 // TestRunResumeCommands runs the slip sample on the embedded service, runs
@@ -51,5 +57,56 @@ func TestRunResumeCommands(t *testing.T) {
 		if !json.Valid([]byte(l)) {
 			t.Fatalf("--log-format json wrote a line that is not JSON: %q", l)
 		}
+	}
+}
+
+// TestRunProductionAsksFirst: against production the run shows the plan and
+// asks; anything but "sim" sends nothing (exit 2), "sim" issues every row.
+// The "production" service here is a sandbox on loopback (--base-url).
+func TestRunProductionAsksFirst(t *testing.T) {
+	srv, err := sandbox.New(sandbox.Config{Addr: "127.0.0.1:0", DataDir: sandbox.Memory, ClientID: "Client_Id_prod", ClientSecret: "Client_Secret_prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := srv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rn.Close()
+	t.Setenv("REMESSA_CLIENT_ID", "Client_Id_prod")
+	t.Setenv("REMESSA_CLIENT_SECRET", "Client_Secret_prod")
+	cl, err := api.New(api.Config{BaseURL: rn.URL, ClientID: "Client_Id_prod", ClientSecret: "Client_Secret_prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slips := func() int {
+		t.Helper()
+		day := func(d int) string { return time.Now().AddDate(0, 0, d).Format("2006-01-02") }
+		list, err := cl.ListCharges(context.Background(), api.ChargeListQuery{ChargeType: "billet", BeginDate: day(-1), EndDate: day(1), Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Data)
+	}
+	defer func(r io.Reader) { stdin = r }(stdin)
+	runs := t.TempDir()
+	args := []string{"run", "../../samples/boletos/boletos.yaml", "--service", "production", "--base-url", rn.URL, "--runs-dir", runs, "--quiet"}
+
+	var out, errb bytes.Buffer
+	stdin = strings.NewReader("não\n")
+	if code := dispatch(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "PRODUÇÃO") ||
+		!strings.Contains(errb.String(), "25 boletos") || !strings.Contains(errb.String(), "nada foi enviado") {
+		t.Fatalf("answered não: exit %d\n%s", code, errb.String())
+	}
+	if n := slips(); n != 0 {
+		t.Fatalf("answered não, yet the service has %d slips", n)
+	}
+	errb.Reset()
+	stdin = strings.NewReader("sim\n")
+	if code := dispatch(args, &out, &errb); code != exitOK {
+		t.Fatalf("answered sim: exit %d\n%s", code, errb.String())
+	}
+	if n := slips(); n != 25 {
+		t.Fatalf("answered sim: the service has %d slips, want 25", n)
 	}
 }
