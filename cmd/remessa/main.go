@@ -24,11 +24,11 @@ const (
 	exitInternal = 3 // an unexpected failure (I/O, service unreachable)
 )
 
-const exitCodesHelp = `Exit codes:
-  0  success (warnings allowed)
-  1  problems found: invalid rows, denied or ambiguous charges
-  2  bad usage: unknown command or flag, unusable job file or input file
-  3  unexpected failure: I/O error, service unreachable, interrupted run`
+const exitCodesHelp = `Códigos de saída:
+  0  sucesso (avisos permitidos)
+  1  problemas encontrados: linhas inválidas, cobranças negadas ou incertas
+  2  uso incorreto: comando ou opção desconhecidos, job ou planilha inutilizáveis
+  3  falha inesperada: erro de E/S, serviço inacessível, execução interrompida`
 
 // command is one subcommand of remessa.
 type command struct {

@@ -10,7 +10,7 @@ import (
 // command's usage; no command or an unknown one is a usage error (2).
 func TestHelpAndExitCodes(t *testing.T) {
 	code, out, _ := runCmd("help")
-	if code != exitOK || !strings.Contains(out, "Exit codes:") || !strings.Contains(out, "  2  bad usage") {
+	if code != exitOK || !strings.Contains(out, "Códigos de saída:") || !strings.Contains(out, "  2  uso incorreto") {
 		t.Fatalf("help: %d\n%s", code, out)
 	}
 	for name := range commands {
@@ -20,7 +20,7 @@ func TestHelpAndExitCodes(t *testing.T) {
 	}
 	for _, args := range [][]string{{"help", "sandbox"}, {"sandbox", "--help"}, {"sandbox", "-h"}} {
 		code, out, _ := runCmd(args...)
-		if code != exitOK || !strings.HasPrefix(out, "Uso: remessa sandbox") || !strings.Contains(out, "Exit codes:") {
+		if code != exitOK || !strings.HasPrefix(out, "Uso: remessa sandbox") || !strings.Contains(out, "Códigos de saída:") {
 			t.Errorf("%v: %d\n%s", args, code, out)
 		}
 	}

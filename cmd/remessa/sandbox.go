@@ -42,7 +42,7 @@ func registerSandboxSub(name, summary string, run func(args []string, stdout, st
 
 var sandboxCmd = &command{
 	Name:    "sandbox",
-	Summary: "serve a local stand-in of the charges (/v1) and Pix (/v2) API",
+	Summary: "serve localmente a API de cobranças (/v1) e Pix (/v2), com estado e dados persistentes",
 	Usage:   "[--addr 127.0.0.1:8080] [--data DIR] [--client-id ID --client-secret SECRET] [flags] | apps [add] ...",
 }
 
