@@ -176,7 +176,7 @@ func (m *Module) hCarnetGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 func (m *Module) hCarnetMetadata(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
 	var md metadataUpdate
 	return m.carnetCode(w, r, p, md.reader(r), func(u *update, cn *Carnet) *Error {
-		md.apply(&cn.CustomID, &cn.NotificationURL)
+		md.apply(u, &cn.CustomID, &cn.NotificationURL)
 		return nil
 	})
 }

@@ -557,7 +557,7 @@ func (m *Module) hMetadata(w http.ResponseWriter, r *http.Request, p *auth.Princ
 		if c.CarnetID != 0 {
 			return belongsToCarnet(c)
 		}
-		md.apply(&c.CustomID, &c.NotificationURL)
+		md.apply(u, &c.CustomID, &c.NotificationURL)
 		return nil
 	})
 }
@@ -581,11 +581,13 @@ func (md *metadataUpdate) reader(r *http.Request) func() *Error {
 }
 
 // apply sets the fields present in the request; an empty string clears.
-func (md *metadataUpdate) apply(dstID, dstURL **string) {
+// A changed notification_url retargets the pending notifications (u).
+func (md *metadataUpdate) apply(u *update, dstID, dstURL **string) {
 	if md.req.CustomID != nil {
 		*dstID = md.cid
 	}
 	if md.req.NotificationURL != nil {
+		u.retarget = strOr(*dstURL) != strOr(md.nurl)
 		*dstURL = md.nurl
 	}
 }

@@ -221,6 +221,7 @@ type update struct {
 	charge   *Charge // standalone owner
 	carnet   *Carnet // carnet owner
 	notified bool
+	retarget bool       // notification_url changed: pending deliveries follow it
 	tokenID  string     // card token used by this mutation
 	token    *cardToken // its new state (Used)
 }
@@ -369,13 +370,36 @@ func (m *Module) persist(ctx context.Context, tx *store.Tx, u *update) error {
 			return err
 		}
 	}
-	if u.notified && url != nil && *url != "" && m.d.Notify != nil {
-		if err := m.d.Notify.Enqueue(ctx, tx, *url, []byte("notification="+token), "application/x-www-form-urlencoded"); err != nil {
+	to := ""
+	if url != nil {
+		to = *url
+	}
+	rt, keyed := m.d.Notify.(module.Retargeter)
+	if u.retarget && keyed {
+		// The deliveries still pending for this token go to the new URL, or
+		// are given up when there is none (the real service posts only to
+		// the notification_url the charge has).
+		if _, err := rt.Retarget(ctx, tx, notifyKey(token), to); err != nil {
+			return fmt.Errorf("charges: retarget pending notifications: %w", err)
+		}
+	}
+	if u.notified && to != "" && m.d.Notify != nil {
+		body, ct := []byte("notification="+token), "application/x-www-form-urlencoded"
+		var err error
+		if keyed {
+			err = rt.EnqueueFor(ctx, tx, notifyKey(token), to, body, ct)
+		} else {
+			err = m.d.Notify.Enqueue(ctx, tx, to, body, ct)
+		}
+		if err != nil {
 			return fmt.Errorf("charges: queue notification: %w", err)
 		}
 	}
 	return nil
 }
+
+// notifyKey names a notification token's deliveries in the outbox.
+func notifyKey(token string) string { return "charges/" + token }
 
 // swap installs the updated owner in the maps (caller holds mu).
 func (m *Module) swap(u *update) {

@@ -33,6 +33,18 @@ type Notifier interface {
 	Enqueue(ctx context.Context, tx *store.Tx, url string, body []byte, contentType string) error
 }
 
+// Retargeter is optionally implemented by the Notifier, for deliveries
+// that follow their owner's current URL (a charge's notification_url).
+// EnqueueFor is Enqueue with key naming the owner (its notification
+// token). Retarget, called in the transaction that changes the owner's
+// URL, sends the key's pending deliveries (not delivered, not given up) to
+// url instead, keeping their retry schedule; url "" gives them up. It
+// returns how many deliveries it changed.
+type Retargeter interface {
+	EnqueueFor(ctx context.Context, tx *store.Tx, key, url string, body []byte, contentType string) error
+	Retarget(ctx context.Context, tx *store.Tx, key, url string) (int, error)
+}
+
 // Deps is what every module gets from the core.
 type Deps struct {
 	Store *store.Store

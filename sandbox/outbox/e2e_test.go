@@ -22,11 +22,15 @@ type post struct {
 }
 
 // hook is a loopback receiver that hands each POST to the test.
-func hook(t *testing.T) (*httptest.Server, chan post) {
+func hook(t *testing.T) (*httptest.Server, chan post) { return hookStatus(t, http.StatusOK) }
+
+// hookStatus is hook answering status.
+func hookStatus(t *testing.T, status int) (*httptest.Server, chan post) {
 	ch := make(chan post, 16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		ch <- post{r.URL.Path, r.Header.Get("Content-Type"), string(b)}
+		w.WriteHeader(status)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, ch

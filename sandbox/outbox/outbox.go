@@ -16,6 +16,14 @@
 //
 // Delivery is at least once: a crash after the receiver answered 2xx but
 // before the delivery is marked may send it once more after the restart.
+//
+// A delivery queued with EnqueueFor carries a key (the charges module uses
+// the notification token); Retarget, in the transaction that changes the
+// owner's URL, moves the key's pending deliveries to the new URL (same
+// retry schedule) or, for no URL, gives them up as canceled. RunDue
+// re-reads each delivery before posting it and when recording the
+// outcome, so once the change is committed no new post goes to the old
+// URL; only a post already under way may still reach it.
 package outbox
 
 import (
@@ -49,7 +57,8 @@ const (
 const (
 	StatePending   = "pending"
 	StateDelivered = "delivered"
-	StateFailed    = "failed" // retries exhausted
+	StateFailed    = "failed"   // retries exhausted
+	StateCanceled  = "canceled" // its owner's URL was removed before delivery (Retarget to "")
 )
 
 // DefaultBackoff is the wait before each retry, per real-service.md §1.2.
@@ -61,6 +70,7 @@ var DefaultBackoff = []time.Duration{
 // Delivery is one outgoing POST.
 type Delivery struct {
 	ID          int64      `json:"id"`
+	Key         string     `json:"key,omitempty"` // owner, for Retarget ("" for none); the pending row's account
 	URL         string     `json:"url"`
 	ContentType string     `json:"content_type"`
 	Body        []byte     `json:"body"`
@@ -135,9 +145,14 @@ func New(st *store.Store, clk clock.Clock, opt Options) *Outbox {
 // Enqueue writes a delivery of body to target in the caller's transaction;
 // it is first tried as soon as the transaction has committed.
 func (o *Outbox) Enqueue(ctx context.Context, tx *store.Tx, target string, body []byte, contentType string) error {
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("outbox: delivery URL %q is not an absolute http(s) URL", redact(target))
+	return o.EnqueueFor(ctx, tx, "", target, body, contentType)
+}
+
+// EnqueueFor is Enqueue for the owner key ("" = none): Retarget(key, ...)
+// later moves the delivery while it is pending.
+func (o *Outbox) EnqueueFor(ctx context.Context, tx *store.Tx, key, target string, body []byte, contentType string) error {
+	if err := checkURL(target); err != nil {
+		return err
 	}
 	if contentType == "" {
 		return fmt.Errorf("outbox: delivery to %s has no content type", redact(target))
@@ -147,8 +162,8 @@ func (o *Outbox) Enqueue(ctx context.Context, tx *store.Tx, target string, body 
 		return err
 	}
 	now := o.clk.Now().UTC()
-	d := Delivery{ID: id, URL: target, ContentType: contentType, Body: body, State: StatePending, CreatedAt: now, NextAt: now}
-	if err := tx.Put(KindPending, "", docID(id), d); err != nil {
+	d := Delivery{ID: id, Key: key, URL: target, ContentType: contentType, Body: body, State: StatePending, CreatedAt: now, NextAt: now}
+	if err := tx.Put(KindPending, key, docID(id), d); err != nil {
 		return err
 	}
 	select {
@@ -156,6 +171,70 @@ func (o *Outbox) Enqueue(ctx context.Context, tx *store.Tx, target string, body 
 	default:
 	}
 	return nil
+}
+
+func checkURL(target string) error {
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("outbox: delivery URL %q is not an absolute http(s) URL", redact(target))
+	}
+	return nil
+}
+
+// Retarget sends the pending deliveries queued with EnqueueFor under key to
+// target from their next attempt on, keeping their attempts and retry
+// schedule; target "" moves them to the done deliveries as canceled. Call
+// it in the transaction that changes the owner's URL, so both commit
+// together. It returns how many deliveries it changed.
+func (o *Outbox) Retarget(ctx context.Context, tx *store.Tx, key, target string) (int, error) {
+	if key == "" {
+		return 0, errors.New("outbox: retarget without a key")
+	}
+	if target != "" {
+		if err := checkURL(target); err != nil {
+			return 0, err
+		}
+	}
+	var ds []Delivery
+	err := tx.EachIn(KindPending, key, func(id string, raw []byte) error {
+		var d Delivery
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("outbox: decode delivery %s: %w", id, err)
+		}
+		if d.URL != target {
+			ds = append(ds, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	now := o.clk.Now().UTC()
+	for _, d := range ds {
+		if target == "" {
+			d.State = StateCanceled // keeps the URL it was failing at
+			d.DoneAt = &now
+		} else {
+			d.URL = target
+		}
+		if err := record(tx, d); err != nil {
+			return 0, err
+		}
+		o.opt.Logger.Info().Int64("delivery", d.ID).Str("url", redact(target)).Str("state", d.State).Msg("outbox: delivery retargeted")
+	}
+	return len(ds), nil
+}
+
+// record stores d: a pending delivery in place, a finished one moved to
+// the done deliveries.
+func record(tx *store.Tx, d Delivery) error {
+	if d.State == StatePending {
+		return tx.Put(KindPending, d.Key, docID(d.ID), d)
+	}
+	if err := tx.Delete(KindPending, d.Key, docID(d.ID)); err != nil {
+		return err
+	}
+	return tx.Put(KindDone, "", docID(d.ID), d)
 }
 
 // Pending returns the deliveries not yet delivered nor given up, oldest
@@ -226,7 +305,10 @@ func (o *Outbox) RunDue(ctx context.Context) (int, error) {
 		go func(ds []Delivery) {
 			defer func() { <-sem; wg.Done() }()
 			for _, d := range ds {
-				ok, err := o.attempt(ctx, d)
+				ok, skipped, err := o.attempt(ctx, d)
+				if skipped && err == nil {
+					continue // retargeted or given up since listed
+				}
 				if ok {
 					delivered.Add(1)
 				}
@@ -250,18 +332,29 @@ func (o *Outbox) RunDue(ctx context.Context) (int, error) {
 	return int(delivered.Load()), firstErr
 }
 
-// attempt posts d once and stores the outcome.
-func (o *Outbox) attempt(ctx context.Context, d Delivery) (bool, error) {
+// attempt posts d once and stores the outcome. It first re-reads d and
+// skips it when a Retarget moved it to another URL or gave it up since
+// RunDue listed it; a Retarget during the post sends the next retry to
+// the new URL.
+func (o *Outbox) attempt(ctx context.Context, d Delivery) (ok, skipped bool, err error) {
+	var cur Delivery
+	found, err := o.st.Get(ctx, KindPending, d.Key, docID(d.ID), &cur)
+	if err != nil {
+		return false, true, fmt.Errorf("outbox: reread delivery %d: %w", d.ID, err)
+	}
+	if !found || cur.URL != d.URL {
+		return false, true, nil
+	}
 	status, perr := o.post(ctx, d)
 	if perr != nil && ctx.Err() != nil {
-		return false, nil // shutting down: not the receiver's fault, try again after the restart
+		return false, false, nil // shutting down: not the receiver's fault, try again after the restart
 	}
 	at := o.clk.Now().UTC()
 	d.Attempts++
 	d.LastAt = &at
 	d.LastStatus = status
 	d.LastError = ""
-	ok := perr == nil && status >= 200 && status < 300
+	ok = perr == nil && status >= 200 && status < 300
 	log := o.opt.Logger.With().Int64("delivery", d.ID).Str("url", redact(d.URL)).Int("attempt", d.Attempts).Logger()
 	switch {
 	case ok:
@@ -283,22 +376,24 @@ func (o *Outbox) attempt(ctx context.Context, d Delivery) (bool, error) {
 			log.Info().Str("error", d.LastError).Time("next_at", d.NextAt).Msg("outbox: delivery failed, will retry")
 		}
 	}
-	err := o.st.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	err = o.st.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		var now Delivery
+		found, err := tx.Get(KindPending, d.Key, docID(d.ID), &now)
+		if err != nil || !found {
+			return err // given up by a Retarget during the post: recorded there
+		}
 		if d.State == StatePending {
-			return tx.Put(KindPending, "", docID(d.ID), d)
+			d.URL = now.URL // retargeted during the post: the retry goes to the new URL
 		}
-		if err := tx.Delete(KindPending, "", docID(d.ID)); err != nil {
-			return err
-		}
-		return tx.Put(KindDone, "", docID(d.ID), d)
+		return record(tx, d)
 	})
 	if err != nil {
-		return ok, fmt.Errorf("outbox: record attempt %d of delivery %d: %w", d.Attempts, d.ID, err)
+		return ok, false, fmt.Errorf("outbox: record attempt %d of delivery %d: %w", d.Attempts, d.ID, err)
 	}
 	if ok {
 		o.sent.Add(1)
 	}
-	return ok, nil
+	return ok, false, nil
 }
 
 func (o *Outbox) post(ctx context.Context, d Delivery) (int, error) {

@@ -270,7 +270,7 @@ func TestNoLossAcrossRestart(t *testing.T) {
 	enqueue(t, st, o, rc.URL, "notification=never-tried", "application/x-www-form-urlencoded")
 	// Only the first is tried before the "crash": deliver it by hand.
 	p, _ := o.Pending(context.Background())
-	if _, err := o.attempt(context.Background(), p[0]); err != nil {
+	if _, _, err := o.attempt(context.Background(), p[0]); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

@@ -311,12 +311,24 @@ func (s *Store) Each(ctx context.Context, kind string, fn func(account, id strin
 
 // EachIn is Each restricted to one account.
 func (s *Store) EachIn(ctx context.Context, kind, account string, fn func(id string, raw []byte) error) error {
-	return s.each(ctx, func(_, id string, raw []byte) error { return fn(id, raw) },
-		`SELECT account, id, json FROM docs WHERE kind = ? AND account = ? ORDER BY id`, kind, account)
+	return s.each(ctx, func(_, id string, raw []byte) error { return fn(id, raw) }, qEachIn, kind, account)
 }
 
+// EachIn is Store.EachIn inside the transaction (it sees the transaction's
+// own writes). fn must not write to the transaction.
+func (tx *Tx) EachIn(kind, account string, fn func(id string, raw []byte) error) error {
+	return eachRow(tx.ctx, tx.tx.QueryContext, func(_, id string, raw []byte) error { return fn(id, raw) }, qEachIn, kind, account)
+}
+
+const qEachIn = `SELECT account, id, json FROM docs WHERE kind = ? AND account = ? ORDER BY id`
+
 func (s *Store) each(ctx context.Context, fn func(account, id string, raw []byte) error, q string, args ...any) error {
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	return eachRow(ctx, s.r.QueryContext, fn, q, args...)
+}
+
+func eachRow(ctx context.Context, query func(context.Context, string, ...any) (*sql.Rows, error),
+	fn func(account, id string, raw []byte) error, q string, args ...any) error {
+	rows, err := query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("store: list %v: %w", args, err)
 	}

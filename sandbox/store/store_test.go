@@ -41,6 +41,16 @@ func TestPutGetEachDelete(t *testing.T) {
 				if !ok || err != nil || d.Name != "a3" {
 					return fmt.Errorf("tx.Get: %v %v %+v", ok, err, d)
 				}
+				var in []string
+				if err := tx.EachIn("charge", "a", func(id string, raw []byte) error {
+					in = append(in, id+"="+string(raw))
+					return nil
+				}); err != nil {
+					return err
+				}
+				if got := strings.Join(in, " "); got != `1={"name":"a1","cents":100} 3={"name":"a3","cents":100}` {
+					return fmt.Errorf("tx.EachIn(charge, a) = %s, want a's two uncommitted documents in id order", got)
+				}
 				return tx.Put("carnet", "a", "1", doc{Name: "other kind"})
 			})
 			if err != nil {
