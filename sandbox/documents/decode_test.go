@@ -276,6 +276,52 @@ func TestITFWidthsStandardVector(t *testing.T) {
 	}
 }
 
+// TestITFWideTwiceNarrow is standards.md §1.5's other width vector: with
+// wide = 2 × narrow a 44-digit boleto is 316 modules (227 elements, 114
+// bars), checked on the bars the slip renderers draw (ITFBars' code), and
+// "12" is W n N w N n N n W w with every W two modules.
+func TestITFWideTwiceNarrow(t *testing.T) {
+	bars, modules, err := itfBars(vectorBarcode, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if modules != 316 || len(bars) != 114 {
+		t.Fatalf("44 digits at wide = 2×: %d modules, %d bars; want 316 and 114", modules, len(bars))
+	}
+	if last := bars[len(bars)-1]; last.X+last.W != 316 {
+		t.Fatalf("last bar ends at module %d, want 316 (the stop's narrow bar closes the symbol)", last.X+last.W)
+	}
+	w, err := itfWidths("12", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 1, 1, 1, 2, 1, 1, 2, 1, 1, 1, 1, 2, 2, 2, 1, 1}; fmt.Sprint(w) != fmt.Sprint(want) {
+		t.Fatalf("itfWidths(12, 2) = %v, want %v", w, want)
+	}
+	// Same symbol as the 3× one (which decodeITF reads back in
+	// TestITFWidthsStandardVector): the wide elements in the same places.
+	two, err := itfWidths(vectorBarcode, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := ITFWidths(vectorBarcode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := 0
+	for i := range two {
+		if (two[i] == 2) != (three[i] == 3) || (two[i] != 1 && two[i] != 2) {
+			t.Fatalf("element %d is %d modules at 2× and %d at 3×", i, two[i], three[i])
+		}
+		if two[i] == 2 {
+			wide++
+		}
+	}
+	if wide != 316-227 {
+		t.Fatalf("%d wide elements, want 89 (316 modules - 227 elements)", wide)
+	}
+}
+
 func TestITFWidthsRejects(t *testing.T) {
 	for _, in := range []string{"", "123", "12a4", "1 23"} {
 		if _, err := ITFWidths(in); err == nil {

@@ -19,7 +19,11 @@ const ITFWide = 3
 // in each pair of digits the first is carried by the bars and the second by
 // the spaces between them. digits must be an even number of ASCII digits.
 // For a 44-digit boleto barcode there are 227 elements, 405 modules wide.
-func ITFWidths(digits string) ([]int, error) {
+func ITFWidths(digits string) ([]int, error) { return itfWidths(digits, ITFWide) }
+
+// itfWidths is ITFWidths with a wide element wide narrow modules wide
+// (standards.md §1.5 allows about 2.25 to 3; at 2 a boleto is 316 modules).
+func itfWidths(digits string, wide int) ([]int, error) {
 	if len(digits) == 0 || len(digits)%2 != 0 {
 		return nil, fmt.Errorf("documents: interleaved 2 of 5 needs an even number of digits, got %d", len(digits))
 	}
@@ -30,7 +34,7 @@ func ITFWidths(digits string) ([]int, error) {
 	}
 	w := func(c byte) int {
 		if c == 'w' {
-			return ITFWide
+			return wide
 		}
 		return 1
 	}
@@ -42,7 +46,7 @@ func ITFWidths(digits string) ([]int, error) {
 			out = append(out, w(bars[k]), w(spaces[k]))
 		}
 	}
-	out = append(out, ITFWide, 1, 1)
+	out = append(out, wide, 1, 1)
 	return out, nil
 }
 
@@ -51,8 +55,11 @@ type ITFBar struct{ X, W int }
 
 // ITFBars returns the bars (not the spaces) of digits encoded as
 // Interleaved 2 of 5, positioned in narrow modules from the left edge.
-func ITFBars(digits string) ([]ITFBar, int, error) {
-	widths, err := ITFWidths(digits)
+func ITFBars(digits string) ([]ITFBar, int, error) { return itfBars(digits, ITFWide) }
+
+// itfBars is ITFBars with wide elements wide modules wide.
+func itfBars(digits string, wide int) ([]ITFBar, int, error) {
+	widths, err := itfWidths(digits, wide)
 	if err != nil {
 		return nil, 0, err
 	}
