@@ -295,6 +295,12 @@ type callSpec struct {
 func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 	idem := s.alwaysRetry || idempotent(s.method)
 	retried401 := false
+	// unknown: an earlier attempt ended without a known outcome (the
+	// connection failed after sending, or 500/502/504), so the service may
+	// have done what a later refusal says it did not (3500043 "already
+	// canceled" after a cancel whose answer was lost). The token routes
+	// change nothing: their errors are never marked.
+	unknown := false
 	for attempt := 0; ; attempt++ {
 		var tok string
 		if s.tokens != nil {
@@ -325,8 +331,13 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 					s.method, RedactString(s.path), ErrAmbiguous, RedactString(err.Error()))
 			}
 			if attempt >= c.retries {
+				if (unknown || sent) && !s.alwaysRetry {
+					return nil, fmt.Errorf("api: %s %s: %d tentativas: %s (%w)", s.method, RedactString(s.path), attempt+1,
+						RedactString(err.Error()), ErrEarlierAttemptUnknown)
+				}
 				return nil, fmt.Errorf("api: %s %s: %d tentativas: %s", s.method, RedactString(s.path), attempt+1, RedactString(err.Error()))
 			}
+			unknown = unknown || sent
 			if err := c.sleep(ctx, c.backoff(attempt)); err != nil {
 				return nil, fmt.Errorf("api: %s %s: %w", s.method, RedactString(s.path), err)
 			}
@@ -337,6 +348,7 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 			return resp, nil
 		}
 		apiErr := parseError(s.method, s.path, resp.Status, resp.Body)
+		apiErr.EarlierAttemptUnknown = unknown && !s.alwaysRetry
 		if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 			apiErr.RetryAfter = ra
 		}
@@ -363,6 +375,7 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 			if attempt >= c.retries {
 				return nil, apiErr
 			}
+			unknown = unknown || ambiguousStatus(resp.Status)
 			wait := c.backoff(attempt)
 			if apiErr.RetryAfter > wait && apiErr.RetryAfter <= c.maxWait {
 				wait = apiErr.RetryAfter

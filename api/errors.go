@@ -20,6 +20,25 @@ var ErrAmbiguous = errors.New("api: outcome unknown")
 // been processed".
 func IsAmbiguous(err error) bool { return errors.Is(err, ErrAmbiguous) }
 
+// ErrEarlierAttemptUnknown is wrapped by the final error of an idempotent
+// request (GET, PUT, PATCH, DELETE) that the client retried after an
+// attempt without a known outcome (the connection failed after the request
+// was written, or the answer was 500, 502 or 504), and by the transport
+// error of such a request whose retries ran out after a write. That
+// attempt may have been processed: a PUT cancel whose answer was lost and
+// whose retry is refused with 3500043 (already canceled) did cancel.
+// Unlike ErrAmbiguous, a final answer is a real answer of the service about
+// the current state, so IsAmbiguous stays false. Token routes never wrap it.
+var ErrEarlierAttemptUnknown = errors.New("api: an earlier attempt may have been processed")
+
+// MaybeProcessed reports whether the operation may have happened although
+// err is an error: an ambiguous request (IsAmbiguous), or a retried
+// idempotent request refused after an attempt whose outcome was unknown
+// (ErrEarlierAttemptUnknown).
+func MaybeProcessed(err error) bool {
+	return IsAmbiguous(err) || errors.Is(err, ErrEarlierAttemptUnknown)
+}
+
 // Error is an answer of the service with a status of 400 or more. It
 // carries whichever dialect the service used: the charges API's
 // {code, error, error_description}, the Pix API's problem object, or Efí's
@@ -38,6 +57,10 @@ type Error struct {
 	Path       string        // request path (redacted)
 	RetryAfter time.Duration // from a Retry-After header (429, 503)
 	Ambiguous  bool          // a POST answered 500/502/504: it may have been processed
+	// EarlierAttemptUnknown: this is the answer to a retry, and an earlier
+	// attempt ended without a known outcome, so it may have been processed
+	// (see ErrEarlierAttemptUnknown); Ambiguous stays false.
+	EarlierAttemptUnknown bool
 }
 
 // Problem is the Pix API problem object (RFC 7807 as the BCB API uses it).
@@ -101,17 +124,28 @@ func (e *Error) Error() string {
 	}
 	if e.Ambiguous {
 		b.WriteString(" (resultado incerto: a requisição pode ter sido processada)")
+	} else if e.EarlierAttemptUnknown {
+		b.WriteString(" (resposta a uma nova tentativa: uma tentativa anterior ficou sem resposta e pode ter sido processada)")
 	}
 	return RedactString(b.String())
 }
 
-// Unwrap makes errors.Is(err, ErrAmbiguous) true for ambiguous answers.
+// Unwrap makes errors.Is(err, ErrAmbiguous) true for ambiguous answers and
+// errors.Is(err, ErrEarlierAttemptUnknown) true for refusals of a retry
+// after an attempt without a known outcome.
 func (e *Error) Unwrap() error {
-	if e.Ambiguous {
+	switch {
+	case e.Ambiguous:
 		return ErrAmbiguous
+	case e.EarlierAttemptUnknown:
+		return ErrEarlierAttemptUnknown
 	}
 	return nil
 }
+
+// MaybeProcessed reports whether the operation may have happened although
+// the service answered e: e.Ambiguous or e.EarlierAttemptUnknown.
+func (e *Error) MaybeProcessed() bool { return e.Ambiguous || e.EarlierAttemptUnknown }
 
 // errorBody has every field of the three error dialects.
 type errorBody struct {
