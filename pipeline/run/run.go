@@ -555,15 +555,10 @@ var errNotFound = errors.New("not found")
 
 // writeResults writes results.json (atomically) and the reports.
 func writeResults(dir string, r *results.Results, m Meta) ([]string, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	tmp := filepath.Join(dir, ".results.json.tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return nil, fmt.Errorf("results.json: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, reports.FileJSON)); err != nil {
+	// results.json first and on its own: the other reports are written
+	// again from it (remessa report) if one of them fails
+	paths, err := reports.Write(dir, r, reports.Options{Formats: []string{reports.FormatJSON}})
+	if err != nil && !errors.Is(err, reports.ErrRowsNotTotals) {
 		return nil, fmt.Errorf("results.json: %w", err)
 	}
 	formats := []string{}
@@ -572,9 +567,8 @@ func writeResults(dir string, r *results.Results, m Meta) ([]string, error) {
 			formats = append(formats, f)
 		}
 	}
-	paths := []string{filepath.Join(dir, reports.FileJSON)}
 	if len(formats) == 0 {
-		return paths, nil
+		return paths, err
 	}
 	ps, err := reports.Write(dir, r, reports.Options{Formats: formats, Lang: m.Lang,
 		Input: &reports.InputInfo{Path: m.InputFile, Sheet: m.InputSheet}})
