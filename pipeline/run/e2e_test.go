@@ -3,7 +3,6 @@ package run_test
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -98,13 +97,11 @@ func TestCobvEmbeddedSplit(t *testing.T) {
 		ps[i].Chave = "financeiro@e2e.example.com"
 	}
 	job := writeJob(t, dir, "cobv", ps, "")
-	s, _ := readFile(job)
-	writeFileT(t, job, strings.Replace(s, "    batch: {size: 10}", `    batch: {size: 10}
-    split:
-      divisao_tarifa: assumir_total
-      minha_parte: {tipo: porcentagem, valor: 70%}
-      repasses:
-        - {tipo: porcentagem, valor: 30%, cpf: "52998224725", conta: "7654321"}`, 1))
+	addPixSplit(t, job, `
+divisao_tarifa: assumir_total
+minha_parte: {tipo: porcentagem, valor: 70%}
+repasses:
+  - {tipo: porcentagem, valor: 30%, cpf: "52998224725", conta: "7654321"}`)
 	out, err := run.Run(context.Background(), job, run.Options{})
 	if err != nil || out.ExitCode() != 0 {
 		t.Fatalf("run: %v exit %d stop %v", err, out.ExitCode(), out.Stop)
@@ -176,12 +173,10 @@ func TestCobvStagesOverlap(t *testing.T) {
 		ps[i].Chave = rn.PixKey
 	}
 	job := writeJob(t, dir, "cobv", ps, "service: sandbox\nconcurrency: 2")
-	s, _ := readFile(job)
-	writeFileT(t, job, strings.Replace(s, "    batch: {size: 10}", `    batch: {size: 10}
-    split:
-      minha_parte: {tipo: porcentagem, valor: 90%}
-      repasses:
-        - {tipo: porcentagem, valor: 10%, cnpj: "`+a1.CNPJ+`", conta: "`+a1.Conta+`"}`, 1))
+	addPixSplit(t, job, `
+minha_parte: {tipo: porcentagem, valor: 90%}
+repasses:
+  - {tipo: porcentagem, valor: 10%, cnpj: "`+a1.CNPJ+`", conta: "`+a1.Conta+`"}`)
 	out, err := run.Run(context.Background(), job, run.Options{BaseURL: rn.URL, Getenv: remoteEnv})
 	if err != nil || out.ExitCode() != 0 {
 		t.Fatalf("run: %v exit %d stop %v", err, out.ExitCode(), out.Stop)

@@ -121,6 +121,25 @@ reports:
 	return path
 }
 
+// addPixSplit gives the cobv job at path a Pix split: split is the YAML of
+// its body (minha_parte, repasses ...), indented under "split:".
+func addPixSplit(t testing.TB, path, split string) {
+	t.Helper()
+	s, err := readFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(split), "\n") {
+		b.WriteString("\n      " + strings.TrimRight(l, " "))
+	}
+	body := strings.Replace(s, "    batch: {size: 10}", "    batch: {size: 10}\n    split:"+b.String(), 1)
+	if body == s {
+		t.Fatal("addPixSplit: the job has no batch line to put the split after")
+	}
+	writeFileT(t, path, body)
+}
+
 // startSandbox runs a sandbox in the test process (the "remote" service).
 func startSandbox(t testing.TB, dataDir string, edit func(*sandbox.Config)) *sandbox.Running {
 	t.Helper()

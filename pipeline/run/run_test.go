@@ -242,12 +242,10 @@ func TestCobvSplitRefused(t *testing.T) {
 		ps[i].Chave = rn.PixKey
 	}
 	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
-	b, _ := readFile(job)
-	writeFileT(t, job, strings.Replace(b, "    batch: {size: 10}", `    batch: {size: 10}
-    split:
-      minha_parte: {tipo: porcentagem, valor: 50%}
-      repasses:
-        - {tipo: porcentagem, valor: 50%, cpf: "52998224725", conta: "9999999"}`, 1))
+	addPixSplit(t, job, `
+minha_parte: {tipo: porcentagem, valor: 50%}
+repasses:
+  - {tipo: porcentagem, valor: 50%, cpf: "52998224725", conta: "9999999"}`)
 	out, err := run.Run(context.Background(), job, run.Options{BaseURL: rn.URL, Getenv: remoteEnv})
 	if err != nil {
 		t.Fatal(err)
@@ -356,12 +354,10 @@ func TestCobvSplitConfigTransient(t *testing.T) {
 		ps[i].Chave = rn.PixKey
 	}
 	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
-	s, _ := readFile(job)
-	writeFileT(t, job, strings.Replace(s, "    batch: {size: 10}", `    batch: {size: 10}
-    split:
-      minha_parte: {tipo: porcentagem, valor: 90%}
-      repasses:
-        - {tipo: porcentagem, valor: 10%, cnpj: "`+a1.CNPJ+`", conta: "`+a1.Conta+`"}`, 1))
+	addPixSplit(t, job, `
+minha_parte: {tipo: porcentagem, valor: 90%}
+repasses:
+  - {tipo: porcentagem, valor: 10%, cnpj: "`+a1.CNPJ+`", conta: "`+a1.Conta+`"}`)
 	out, err := run.Run(context.Background(), job, run.Options{BaseURL: proxy.URL, Getenv: remoteEnv})
 	if err != nil {
 		t.Fatal(err)
