@@ -12,6 +12,7 @@ import (
 
 	"remessa/api"
 	"remessa/sandbox"
+	"remessa/sandbox/sandboxtest"
 )
 
 // TestRunResumeCommands runs the slip sample on the embedded service, runs
@@ -64,15 +65,7 @@ func TestRunResumeCommands(t *testing.T) {
 // asks; anything but "sim" sends nothing (exit 2), "sim" issues every row.
 // The "production" service here is a sandbox on loopback (--base-url).
 func TestRunProductionAsksFirst(t *testing.T) {
-	srv, err := sandbox.New(sandbox.Config{Addr: "127.0.0.1:0", DataDir: sandbox.Memory, ClientID: "Client_Id_prod", ClientSecret: "Client_Secret_prod"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn, err := srv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rn.Close()
+	rn := sandboxtest.Start(t, sandbox.Config{Addr: "127.0.0.1:0", ClientID: "Client_Id_prod", ClientSecret: "Client_Secret_prod"})
 	t.Setenv("REMESSA_CLIENT_ID", "Client_Id_prod")
 	t.Setenv("REMESSA_CLIENT_SECRET", "Client_Secret_prod")
 	cl, err := api.New(api.Config{BaseURL: rn.URL, ClientID: "Client_Id_prod", ClientSecret: "Client_Secret_prod"})

@@ -11,6 +11,7 @@ import (
 
 	"remessa/sandbox"
 	"remessa/sandbox/faults"
+	"remessa/sandbox/sandboxtest"
 )
 
 func runCmd(args ...string) (int, string, string) {
@@ -134,16 +135,7 @@ func TestSandboxUsageErrors(t *testing.T) {
 // and the PEM pair (files that exist), the control routes and the CLI.
 func TestBannerWithTLS(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := sandbox.New(sandbox.Config{DataDir: dir, TLS: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn, err := srv.Start()
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
-	defer rn.Close()
+	rn := sandboxtest.Start(t, sandbox.Config{DataDir: dir, TLS: true})
 	var out bytes.Buffer
 	printBanner(&out, rn, faults.Config{}, 60)
 	b := out.String()

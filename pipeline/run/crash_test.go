@@ -222,18 +222,23 @@ func (e *crashEnv) crashAndResume(t *testing.T, kind string, points []string, se
 		return nil
 	}
 	code, out := runBin(t, crashAt(0), "run", job, "--base-url", e.sb.URL, "--quiet")
-	if len(points) > 0 && code != -int(syscall.SIGKILL) {
-		t.Fatalf("crash point %s not reached: exit %d\n%s", points[0], code, out)
-	}
 	runs, _ := filepath.Glob(filepath.Join(filepath.Dir(job), "remessa-out", "2*"))
 	if len(runs) != 1 {
-		t.Fatalf("%d run folders after the crash", len(runs))
+		t.Fatalf("%d run folders after the crash: exit %d\n%s", len(runs), code, out)
 	}
 	dir := runs[0]
-	for i := 1; i < len(points); i++ {
-		code, out = runBin(t, crashAt(i), "resume", dir, "--base-url", e.sb.URL, "--quiet")
+	for i := 0; i < len(points); i++ {
+		if i > 0 {
+			code, out = runBin(t, crashAt(i), "resume", dir, "--base-url", e.sb.URL, "--quiet")
+		}
+		// Under injected faults a process may stop cleanly before the
+		// point (exit 3: the service kept failing, "resume" goes on): that
+		// is the product working; resume it towards the same point.
+		for try := 0; code == 3 && try < 5; try++ {
+			code, out = runBin(t, crashAt(i), "resume", dir, "--base-url", e.sb.URL, "--quiet")
+		}
 		if code != -int(syscall.SIGKILL) {
-			t.Fatalf("crash point %s (resume %d) not reached: exit %d\n%s", points[i], i, code, out)
+			t.Fatalf("crash point %s (process %d) not reached: exit %d\n%s", points[i], i, code, out)
 		}
 	}
 	for i := 0; ; i++ {

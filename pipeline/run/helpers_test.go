@@ -21,6 +21,7 @@ import (
 	_ "remessa/sandbox/all"
 	_ "remessa/sandbox/charges"
 	_ "remessa/sandbox/pix"
+	"remessa/sandbox/sandboxtest"
 )
 
 const (
@@ -147,17 +148,7 @@ func startSandbox(t testing.TB, dataDir string, edit func(*sandbox.Config)) *san
 	if edit != nil {
 		edit(&cfg)
 	}
-	srv, err := sandbox.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn, err := srv.Start()
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rn.Close() })
-	return rn
+	return sandboxtest.Start(t, cfg)
 }
 
 func client(t testing.TB, rn *sandbox.Running, id, secret string) *api.Client {
