@@ -228,3 +228,60 @@ func onlyDigits(s string) string {
 	}
 	return b.String()
 }
+
+// FuzzYAMLReader: any .yaml input opens to rows (cells matching the
+// headers, numbers increasing) or to an *Error with a message; never a
+// panic.
+func FuzzYAMLReader(f *testing.F) {
+	for _, name := range []string{"payers.yaml", "rows.yaml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("- {a: 1, b: [1, 2]}\n- {a: {x: 1}}\n"))
+	f.Add([]byte("a: 1\n"))
+	f.Add([]byte("- &x {a: 1}\n- *x\n- !!binary AAAA\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "f.yaml")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Skip()
+		}
+		r, err := Open(p, Options{MaxRows: 500})
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Message == "" {
+				t.Fatalf("open error without a message: %#v", err)
+			}
+			return
+		}
+		defer r.Close()
+		src := r.Source()
+		prev := 0
+		for i := 0; i < 1000; i++ {
+			row, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				var e *Error
+				if !errors.As(err, &e) || e.Message == "" {
+					t.Fatalf("row error without a message: %#v", err)
+				}
+				if IsRowLevel(err) {
+					continue
+				}
+				return
+			}
+			if len(row.Cells) != len(src.Headers) {
+				t.Fatalf("row %d has %d cells for %d headers", row.Number, len(row.Cells), len(src.Headers))
+			}
+			if row.Number <= prev {
+				t.Fatalf("row number %d after %d", row.Number, prev)
+			}
+			prev = row.Number
+		}
+	})
+}
