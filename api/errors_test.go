@@ -64,8 +64,10 @@ func TestRedactString(t *testing.T) {
 		"password=hunter2&user=a":                              `password="[redacted]"&user=a`,
 		"card 5555555555554444 ok":                             "card 555555******4444 ok",
 		"barcode 36490000192345678901234567890123456789012345": "barcode 36490000192345678901234567890123456789012345",
-		"cpf 52998224725 cnpj 12345678000195":                  "cpf 52998224725 cnpj 12345678000195", // not Luhn-valid, kept
-		"":                                                     "",
+		"cpf 52998224725 cnpj 12345678000195":                  "cpf ***.982.247-** cnpj 12.345.***/****-**",
+		"custom_id=rm-20261123-529.982.247-25&x=1":             "custom_id=rm-20261123-***.982.247-**&x=1",
+		"not a cpf 12345678900, not a cnpj 11222333000180":     "not a cpf 12345678900, not a cnpj 11222333000180",
+		"": "",
 	} {
 		if got := RedactString(in); got != want {
 			t.Errorf("RedactString(%q) = %q, want %q", in, got, want)

@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -531,21 +530,13 @@ func newLogger(dir string) (zerolog.Logger, io.Closer, error) {
 }
 
 // redactWriter keeps secrets and payers' documents out of run.log: every
-// event (one Write) goes through api.RedactString, and whatever reads as a
-// valid CPF or CNPJ (a key column of documents makes custom_ids carry one)
-// is masked.
+// event (one Write) goes through api.RedactString, which also masks what
+// reads as a valid CPF or CNPJ (a key column of documents makes custom_ids
+// carry one).
 type redactWriter struct{ w io.Writer }
 
-var reDocument = regexp.MustCompile(`\b(?:\d{3}\.?\d{3}\.?\d{3}-?\d{2}|\d{2}\.?\d{3}\.?\d{3}/?\d{4}-?\d{2})\b`)
-
 func (r redactWriter) Write(p []byte) (int, error) {
-	s := reDocument.ReplaceAllStringFunc(api.RedactString(string(p)), func(d string) string {
-		if rules.ValidCPF(d) || rules.ValidCNPJ(d) {
-			return rules.MaskDocument(d)
-		}
-		return d
-	})
-	if _, err := io.WriteString(r.w, s); err != nil {
+	if _, err := io.WriteString(r.w, api.RedactString(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
