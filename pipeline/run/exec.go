@@ -835,17 +835,11 @@ type slipOut struct {
 // parsePost turns a creation answer (or the GET of what was created) into
 // the row's result.
 func (e *executor) parsePost(r *jrow, body []byte) (*results.Row, error) {
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(body, &env); err != nil || len(env.Data) == 0 {
-		return nil, fmt.Errorf("sem data: %v", err)
-	}
 	res := r.info
 	res.Problems = nil
 	if e.m.Kind == results.Carnets {
-		var c carnetOut
-		if err := json.Unmarshal(env.Data, &c); err != nil {
+		c, err := answerData[carnetOut](body)
+		if err != nil {
 			return nil, err
 		}
 		if c.CarnetID == 0 || len(c.Charges) == 0 {
@@ -877,8 +871,8 @@ func (e *executor) parsePost(r *jrow, body []byte) (*results.Row, error) {
 		}
 		return &res, nil
 	}
-	var s slipOut
-	if err := json.Unmarshal(env.Data, &s); err != nil {
+	s, err := answerData[slipOut](body)
+	if err != nil {
 		return nil, err
 	}
 	b := s.billetOut
@@ -905,6 +899,18 @@ func (e *executor) parsePost(r *jrow, body []byte) (*results.Row, error) {
 		res.DueDate = b.ExpireAt
 	}
 	return &res, nil
+}
+
+// answerData decodes the "data" member of an answer in one pass (the
+// answers carry QR images: decoding them twice costs).
+func answerData[T any](body []byte) (*T, error) {
+	var env struct {
+		Data *T `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Data == nil {
+		return nil, fmt.Errorf("sem data: %v", err)
+	}
+	return env.Data, nil
 }
 
 // ---- results ----
