@@ -553,7 +553,8 @@ func tooMany(w http.ResponseWriter, r *http.Request, code int, slug, desc string
 	httpx.V1Error(w, http.StatusTooManyRequests, code, slug, desc)
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// timerSleep waits d on a Go timer or until ctx is done.
+func timerSleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

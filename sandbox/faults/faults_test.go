@@ -1,6 +1,8 @@
 package faults
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"net/http"
 	"net/http/httptest"
@@ -156,5 +158,24 @@ func TestSummary(t *testing.T) {
 	s := Config{All: Rule{P500: 0.1}, Routes: map[string]Override{"POST /v1/carnet": {Quota: &q}}}.Summary()
 	if !strings.Contains(s, "500 10%") || !strings.Contains(s, "POST /v1/carnet") || !strings.Contains(s, "cota 10/dia") {
 		t.Fatal(s)
+	}
+}
+
+func TestSleep(t *testing.T) {
+	start := time.Now()
+	if err := sleep(context.Background(), 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 20*time.Millisecond || el > 500*time.Millisecond {
+		t.Fatalf("slept %v, want 20ms", el)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if err := sleep(ctx, time.Minute); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want deadline exceeded", err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("canceled sleep took %v", el)
 	}
 }
