@@ -51,6 +51,8 @@ type Store struct {
 	w      *sql.DB // single writer connection
 	r      *sql.DB // readers
 	mu     sync.Mutex
+	put    *sql.Stmt // hot statements, prepared once on w
+	setSeq *sql.Stmt
 }
 
 // Open opens (creating if needed) the database at path with default options.
@@ -142,6 +144,13 @@ func (s *Store) migrate() error {
 	if err := s.r.Ping(); err != nil {
 		return fmt.Errorf("store: open readers on %s: %w", s.path, err)
 	}
+	var err error
+	if s.put, err = s.w.Prepare(qPut); err != nil {
+		return fmt.Errorf("store: prepare in %s: %w", s.path, err)
+	}
+	if s.setSeq, err = s.w.Prepare(qSetSeq); err != nil {
+		return fmt.Errorf("store: prepare in %s: %w", s.path, err)
+	}
 	return nil
 }
 
@@ -151,6 +160,11 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database; pending transactions must have finished.
 func (s *Store) Close() error {
 	var err error
+	for _, st := range []*sql.Stmt{s.put, s.setSeq} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	if s.r != nil {
 		err = s.r.Close()
 	}
@@ -175,6 +189,7 @@ func (s *Store) removeTmp() {
 type Tx struct {
 	ctx context.Context
 	tx  *sql.Tx
+	s   *Store
 	now int64
 }
 
@@ -196,7 +211,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("store: begin transaction: %w", err)
 	}
-	tx := &Tx{ctx: ctx, tx: sqlTx, now: time.Now().UnixMilli()}
+	tx := &Tx{ctx: ctx, tx: sqlTx, s: s, now: time.Now().UnixMilli()}
 	committed := false
 	defer func() {
 		if !committed {
@@ -213,6 +228,13 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	return nil
 }
 
+const (
+	qPut = `INSERT INTO docs(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?)
+		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`
+	qSetSeq = `INSERT INTO seq(name, value) VALUES (?, ?)
+		 ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)`
+)
+
 // Put stores v as JSON under (kind, account, id), replacing any previous
 // document.
 func (tx *Tx) Put(kind, account, id string, v any) error {
@@ -225,10 +247,7 @@ func (tx *Tx) Put(kind, account, id string, v any) error {
 
 // PutRaw stores an already encoded JSON document.
 func (tx *Tx) PutRaw(kind, account, id string, raw []byte) error {
-	_, err := tx.tx.ExecContext(tx.ctx,
-		`INSERT INTO docs(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?)
-		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`,
-		kind, account, id, raw, tx.now)
+	_, err := tx.tx.StmtContext(tx.ctx, tx.s.put).ExecContext(tx.ctx, kind, account, id, raw, tx.now)
 	if err != nil {
 		return fmt.Errorf("store: put %s/%s/%s: %w", kind, account, id, err)
 	}
@@ -269,9 +288,7 @@ func (tx *Tx) NextSeq(name string) (int64, error) {
 // SetSeq sets the counter name to at least v (it never goes back); useful
 // to start ids at a realistic number.
 func (tx *Tx) SetSeq(name string, v int64) error {
-	_, err := tx.tx.ExecContext(tx.ctx,
-		`INSERT INTO seq(name, value) VALUES (?, ?)
-		 ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)`, name, v)
+	_, err := tx.tx.StmtContext(tx.ctx, tx.s.setSeq).ExecContext(tx.ctx, name, v)
 	if err != nil {
 		return fmt.Errorf("store: set sequence %q: %w", name, err)
 	}
