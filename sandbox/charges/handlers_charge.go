@@ -145,6 +145,11 @@ func (m *Module) newCharge(u *update, account string, items []Item, ships []Ship
 // commitNew stores a new charge or carnet; fn (may be nil) runs under the
 // module lock before the write (card token checks).
 func (m *Module) commitNew(ctx context.Context, u *update, fn func() *Error) *Error {
+	if fn == nil {
+		// Nobody else sees the new owner yet: encode it before taking the
+		// locks, which then cover only the write.
+		u.encodeOwner()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if fn != nil {

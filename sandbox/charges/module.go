@@ -224,6 +224,29 @@ type update struct {
 	retarget bool       // notification_url changed: pending deliveries follow it
 	tokenID  string     // card token used by this mutation
 	token    *cardToken // its new state (Used)
+	raw      []byte     // the owner already encoded (encodeOwner); nil: persist encodes it
+}
+
+// encodeOwner encodes the owner of u for persist, which then only writes it.
+func (u *update) encodeOwner() {
+	var v any = u.charge
+	if u.carnet != nil {
+		v = u.carnet
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("charges: encode: %v", err)) // our own types always encode
+	}
+	u.raw = raw
+}
+
+// putOwner writes v, the owner of u, under (kind, account, id).
+func (u *update) putOwner(tx *store.Tx, kind, account string, id int64, v any) error {
+	key := strconv.FormatInt(id, 10)
+	if u.raw != nil {
+		return tx.PutRaw(kind, account, key, u.raw)
+	}
+	return tx.Put(kind, account, key, v)
 }
 
 func (u *update) history(c *Charge, msg string) {
@@ -354,13 +377,13 @@ func (m *Module) persist(ctx context.Context, tx *store.Tx, u *update) error {
 	var url *string
 	var token string
 	if u.carnet != nil {
-		if err := tx.Put(KindCarnet, u.carnet.Account, strconv.FormatInt(u.carnet.ID, 10), u.carnet); err != nil {
+		if err := u.putOwner(tx, KindCarnet, u.carnet.Account, u.carnet.ID, u.carnet); err != nil {
 			return err
 		}
 		url, token = u.carnet.NotificationURL, u.carnet.NotifToken
 	}
 	if u.charge != nil {
-		if err := tx.Put(KindCharge, u.charge.Account, strconv.FormatInt(u.charge.ID, 10), u.charge); err != nil {
+		if err := u.putOwner(tx, KindCharge, u.charge.Account, u.charge.ID, u.charge); err != nil {
 			return err
 		}
 		url, token = u.charge.NotificationURL, u.charge.NotifToken
