@@ -171,7 +171,7 @@ func BenchmarkReport100kRSS(b *testing.B) {
 func TestReportChild(t *testing.T) {
 	dir := os.Getenv("REMESSA_REPORT_CHILD")
 	if dir == "" {
-		t.Skip("run by BenchmarkReport100kRSS")
+		t.Skip("the child process of BenchmarkReport100kRSS: runs only with REMESSA_REPORT_CHILD set")
 	}
 	files, r, err := WriteFromFile(filepath.Join(dir, "reports"), filepath.Join(dir, FileJSON), Options{Now: fixedNow})
 	if err != nil {
