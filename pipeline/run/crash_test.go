@@ -193,10 +193,7 @@ func newCrashEnv(t *testing.T, flags ...string) *crashEnv {
 
 func (e *crashEnv) job(t *testing.T, kind string, rows int, seed int) (string, []payer) {
 	dir := t.TempDir()
-	ps := payers(rows, seed)
-	for i := range ps {
-		ps[i].Chave = e.chave
-	}
+	ps := payersOn(rows, seed, e.chave)
 	job := writeJob(t, dir, kind, ps, "service: sandbox\nconcurrency: 4")
 	s, _ := readFile(job)
 	switch kind {

@@ -19,10 +19,7 @@ import (
 func TestDeniedRowFixedAndRunAgain(t *testing.T) {
 	dir := t.TempDir()
 	rn := startSandbox(t, sandbox.Memory, nil)
-	ps := payers(5, 51)
-	for i := range ps {
-		ps[i].Chave = rn.PixKey
-	}
+	ps := payersOn(5, 51, rn.PixKey)
 	const foreign = "alguem@nao-e-minha.example.com"
 	ps[2].Chave = foreign
 	job := writeJob(t, dir, "cobv", ps, "service: sandbox")

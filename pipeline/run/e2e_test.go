@@ -92,10 +92,7 @@ func TestBoletosEmbedded(t *testing.T) {
 // call per batch, not one per charge.
 func TestCobvEmbeddedSplit(t *testing.T) {
 	dir := t.TempDir()
-	ps := payers(23, 32)
-	for i := range ps {
-		ps[i].Chave = "financeiro@e2e.example.com"
-	}
+	ps := payersOn(23, 32, "financeiro@e2e.example.com")
 	job := writeJob(t, dir, "cobv", ps, "")
 	addPixSplit(t, job, `
 divisao_tarifa: assumir_total
@@ -168,10 +165,7 @@ func TestCobvStagesOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := payers(25, 33)
-	for i := range ps {
-		ps[i].Chave = rn.PixKey
-	}
+	ps := payersOn(25, 33, rn.PixKey)
 	job := writeJob(t, dir, "cobv", ps, "service: sandbox\nconcurrency: 2")
 	addPixSplit(t, job, `
 minha_parte: {tipo: porcentagem, valor: 90%}

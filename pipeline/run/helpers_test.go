@@ -71,6 +71,15 @@ func payers(n int, seed int) []payer {
 	return out
 }
 
+// payersOn is payers(n, seed) whose cobv charges all receive on the Pix key chave.
+func payersOn(n, seed int, chave string) []payer {
+	ps := payers(n, seed)
+	for i := range ps {
+		ps[i].Chave = chave
+	}
+	return ps
+}
+
 func reais(c int64) string { return fmt.Sprintf("%d,%02d", c/100, c%100) }
 
 // writeJob writes a CSV of payers and a job file issuing kind for them.

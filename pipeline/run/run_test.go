@@ -167,11 +167,8 @@ func TestCobvDeniedAndSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := payers(23, 3)
+	ps := payersOn(23, 3, rn.PixKey)
 	bad := 13
-	for i := range ps {
-		ps[i].Chave = rn.PixKey
-	}
 	ps[bad].Chave = "alguem@nao-e-minha.example.com"
 	split := `    split:
       divisao_tarifa: assumir_total
@@ -237,10 +234,7 @@ func TestCobvDeniedAndSplit(t *testing.T) {
 func TestCobvSplitRefused(t *testing.T) {
 	dir := t.TempDir()
 	rn := startSandbox(t, sandbox.Memory, nil)
-	ps := payers(4, 9)
-	for i := range ps {
-		ps[i].Chave = rn.PixKey
-	}
+	ps := payersOn(4, 9, rn.PixKey)
 	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
 	addPixSplit(t, job, `
 minha_parte: {tipo: porcentagem, valor: 50%}
@@ -292,10 +286,7 @@ func TestMonthlyJobNotDuplicate(t *testing.T) {
 func TestFixedRowsNoWarning(t *testing.T) {
 	dir := t.TempDir()
 	rn := startSandbox(t, sandbox.Memory, nil)
-	ps := payers(4, 13)
-	for i := range ps {
-		ps[i].Chave = rn.PixKey
-	}
+	ps := payersOn(4, 13, rn.PixKey)
 	ps[1].Chave = "outra@nao-e-minha.example.com" // NEGADA
 	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
 	opts := run.Options{BaseURL: rn.URL, Getenv: remoteEnv}
@@ -349,10 +340,7 @@ func TestCobvSplitConfigTransient(t *testing.T) {
 		rp.ServeHTTP(w, r)
 	}))
 	defer proxy.Close()
-	ps := payers(5, 34)
-	for i := range ps {
-		ps[i].Chave = rn.PixKey
-	}
+	ps := payersOn(5, 34, rn.PixKey)
 	job := writeJob(t, dir, "cobv", ps, "service: sandbox")
 	addPixSplit(t, job, `
 minha_parte: {tipo: porcentagem, valor: 90%}
