@@ -13,6 +13,7 @@ import (
 // process in whole milliseconds (epoll_wait), which made an injected 50 ms
 // latency last 51.5 ms on average.
 func sleep(ctx context.Context, d time.Duration) error {
+	start := time.Now()
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return timerSleep(ctx, d)
@@ -29,7 +30,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return timerSleep(ctx, d)
+		return timerSleep(ctx, d-time.Since(start)) // only what is left
 	}
 	return nil
 }
