@@ -185,7 +185,7 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 func (e *executor) connect(ctx context.Context) (*Service, error) {
 	m := e.m
 	c := serviceConfig{Kind: m.Service, BaseURL: m.BaseURL, PixBaseURL: m.PixBaseURL, SandboxDir: m.SandboxDir,
-		PixKeys: m.PixKeys, SplitContas: m.SplitContas, Rates: m.Rates, Log: e.log, Timeout: e.opts.Timeout}
+		PixKeys: m.PixKeys, SplitContas: m.SplitContas, Rates: m.Rates, Log: e.log, Timeout: e.opts.Timeout, Embedded: e.opts.Embedded}
 	if e.opts.BaseURL != "" {
 		c.BaseURL, c.PixBaseURL = e.opts.BaseURL, e.opts.PixBaseURL
 	}

@@ -38,6 +38,7 @@ import (
 	"remessa/pipeline/results"
 	"remessa/reports"
 	"remessa/rules"
+	"remessa/sandbox"
 )
 
 // Options tune a run. Zero values are the defaults.
@@ -66,6 +67,15 @@ type Options struct {
 	Timeout     time.Duration // per HTTP attempt (default 60 s)
 	// StopAfter stops the run cleanly after that many creation calls (tests).
 	StopAfter int
+	// Embedded, when set, is an embedded sandbox already running (from
+	// StartEmbedded, or sandbox.Server.Start) that runs and resumes on
+	// the embedded service use instead of starting their own on
+	// SandboxDir; the run does not close it. Several runs may share it at
+	// once. It must have been created with sandbox.Config{ClientID:
+	// EmbeddedClientID, ClientSecret: EmbeddedClientSecret} (connect
+	// adds that application to its first account when missing). The
+	// run records its data folder as the run's sandbox folder.
+	Embedded *sandbox.Running
 }
 
 func (o *Options) now() time.Time {
@@ -231,6 +241,9 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	sandboxDir := opts.SandboxDir
+	if opts.Embedded != nil && job.Service == "embedded" && opts.Embedded.DataDir != "" {
+		sandboxDir = opts.Embedded.DataDir
+	}
 	if sandboxDir == "" {
 		sandboxDir = sandboxDirFor(runsDir)
 	}

@@ -54,7 +54,8 @@ type Service struct {
 	transport  *http.Transport
 }
 
-// Close stops the embedded sandbox, if any.
+// Close stops the embedded sandbox this service started, if any (not a
+// shared one given in Options.Embedded).
 func (s *Service) Close() error {
 	if s.transport != nil {
 		// idle (or dialed, never used) connections would hold up a
@@ -74,8 +75,9 @@ type serviceConfig struct {
 	ClientID, ClientSecret string
 	P12File, P12Password   string
 	SandboxDir             string
-	PixKeys                []string // embedded: keys the job receives on, registered on the account
-	SplitContas            []string // embedded: Pix accounts the job's split pays, created when missing
+	PixKeys                []string         // embedded: keys the job receives on, registered on the account
+	SplitContas            []string         // embedded: Pix accounts the job's split pays, created when missing
+	Embedded               *sandbox.Running // embedded: a shared sandbox already running (not closed)
 	Rates                  map[string]int
 	Log                    zerolog.Logger
 	Timeout                time.Duration
@@ -88,52 +90,30 @@ func connect(ctx context.Context, c serviceConfig) (*Service, error) {
 	switch c.Kind {
 	case "embedded", "":
 		s.Kind = "embedded"
-		if err := os.MkdirAll(c.SandboxDir, 0o700); err != nil {
-			return nil, fmt.Errorf("sandbox embutido: %w", err)
-		}
-		// The default address of `remessa sandbox` first, so the links in
-		// the results work again when `remessa sandbox --data <folder>`
-		// serves the same data; any free port when it is taken.
 		var rn *sandbox.Running
-		for _, addr := range []string{EmbeddedAddr, "127.0.0.1:0"} {
-			srv, err := sandbox.New(sandbox.Config{Addr: addr, DataDir: c.SandboxDir,
-				ClientID: EmbeddedClientID, ClientSecret: EmbeddedClientSecret, Logger: zerolog.Nop()})
+		if c.Embedded != nil {
+			// shared: the caller started it and closes it
+			rn, s.SandboxDir = c.Embedded, c.SandboxDir
+			if rn.DataDir != "" {
+				s.SandboxDir = rn.DataDir
+			}
+			payee, err := prepareEmbedded(ctx, rn, c.PixKeys, c.SplitContas, true)
 			if err != nil {
-				if errors.Is(err, sandbox.ErrBusy) || strings.Contains(err.Error(), "in use") {
-					return nil, fmt.Errorf("a pasta do sandbox embutido %s está em uso por um \"remessa sandbox\" em execução; pare-o ou rode com --base-url apontando para ele: %w", c.SandboxDir, err)
-				}
-				return nil, fmt.Errorf("sandbox embutido (%s): %w", c.SandboxDir, err)
+				return nil, err
 			}
-			if rn, err = srv.Start(); err == nil {
-				break
+			s.PayeeCode = payee
+		} else {
+			// The default address of `remessa sandbox` first, so the links in
+			// the results work again when `remessa sandbox --data <folder>`
+			// serves the same data; any free port when it is taken.
+			var err error
+			if rn, err = startEmbedded(c.SandboxDir, EmbeddedAddr, "127.0.0.1:0"); err != nil {
+				return nil, err
 			}
-			srv.Close()
-			if addr != EmbeddedAddr {
-				return nil, fmt.Errorf("sandbox embutido: %w", err)
-			}
-		}
-		srv := rn.Server
-		s.running, s.SandboxDir, s.PayeeCode = rn, c.SandboxDir, rn.PayeeCode
-		if acc, ok := srv.Auth().AccountByPayeeCode(rn.PayeeCode); ok {
-			for _, k := range c.PixKeys {
-				if k == "" || hasKey(acc.Keys, k) {
-					continue
-				}
-				if err := srv.Auth().AddKey(ctx, acc.ID, k); err != nil {
-					rn.Close()
-					return nil, fmt.Errorf("sandbox embutido: cadastrar a chave Pix do job: %w", err)
-				}
-			}
-			// the local sandbox stands for the real service, where the
-			// split's receiving accounts exist
-			for _, conta := range c.SplitContas {
-				if conta == "" || conta == acc.Conta {
-					continue
-				}
-				if _, err := srv.Auth().EnsureAccount(ctx, "Favorecido do split (conta "+conta+")", conta); err != nil {
-					rn.Close()
-					return nil, fmt.Errorf("sandbox embutido: criar a conta %s do split do job: %w", conta, err)
-				}
+			s.running, s.SandboxDir, s.PayeeCode = rn, c.SandboxDir, rn.PayeeCode
+			if _, err := prepareEmbedded(ctx, rn, c.PixKeys, c.SplitContas, false); err != nil {
+				rn.Close()
+				return nil, err
 			}
 		}
 		cfg.BaseURL, cfg.PixBaseURL = rn.URL, rn.PixURL
@@ -172,6 +152,89 @@ func connect(ctx context.Context, c serviceConfig) (*Service, error) {
 	}
 	s.Client = cl
 	return s, nil
+}
+
+// StartEmbedded starts the embedded sandbox with its data in dir
+// (sandbox.Memory: in memory), listening on 127.0.0.1 on any free port,
+// with the fixed application EmbeddedClientID/EmbeddedClientSecret, for
+// Options.Embedded. The caller closes it (after the runs using it
+// returned). The folder can be used by one process at a time.
+func StartEmbedded(dir string) (*sandbox.Running, error) {
+	return startEmbedded(dir, "127.0.0.1:0")
+}
+
+// startEmbedded starts the embedded sandbox on dir at the first of addrs
+// it can listen on.
+func startEmbedded(dir string, addrs ...string) (*sandbox.Running, error) {
+	if dir != sandbox.Memory {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox embutido: %w", err)
+		}
+	}
+	for i, addr := range addrs {
+		srv, err := sandbox.New(sandbox.Config{Addr: addr, DataDir: dir,
+			ClientID: EmbeddedClientID, ClientSecret: EmbeddedClientSecret, Logger: zerolog.Nop()})
+		if err != nil {
+			if errors.Is(err, sandbox.ErrBusy) || strings.Contains(err.Error(), "in use") {
+				return nil, fmt.Errorf("a pasta do sandbox embutido %s está em uso por um \"remessa sandbox\" em execução; pare-o ou rode com --base-url apontando para ele: %w", dir, err)
+			}
+			return nil, fmt.Errorf("sandbox embutido (%s): %w", dir, err)
+		}
+		rn, err := srv.Start()
+		if err == nil {
+			return rn, nil
+		}
+		srv.Close()
+		if i == len(addrs)-1 {
+			return nil, fmt.Errorf("sandbox embutido: %w", err)
+		}
+	}
+	return nil, errors.New("sandbox embutido: nenhum endereço")
+}
+
+// embeddedMu makes the registrations of runs sharing one sandbox happen
+// one at a time (two jobs may add the same Pix key).
+var embeddedMu sync.Mutex
+
+// prepareEmbedded registers a job's Pix keys on the embedded application's
+// account and creates the accounts its split pays, on the embedded sandbox
+// rn; it returns the account's payee code. shared: rn was started by the
+// caller, whose embedded application is made sure of first.
+func prepareEmbedded(ctx context.Context, rn *sandbox.Running, pixKeys, splitContas []string, shared bool) (string, error) {
+	embeddedMu.Lock()
+	defer embeddedMu.Unlock()
+	srv := rn.Server
+	payee := rn.PayeeCode
+	if shared {
+		creds, err := srv.Auth().Bootstrap(ctx, EmbeddedClientID, EmbeddedClientSecret)
+		if err != nil {
+			return "", fmt.Errorf("sandbox embutido: aplicação %s: %w", EmbeddedClientID, err)
+		}
+		payee = creds.PayeeCode
+	}
+	acc, ok := srv.Auth().AccountByPayeeCode(payee)
+	if !ok {
+		return payee, nil
+	}
+	for _, k := range pixKeys {
+		if k == "" || hasKey(acc.Keys, k) {
+			continue
+		}
+		if err := srv.Auth().AddKey(ctx, acc.ID, k); err != nil {
+			return "", fmt.Errorf("sandbox embutido: cadastrar a chave Pix do job: %w", err)
+		}
+	}
+	// the local sandbox stands for the real service, where the
+	// split's receiving accounts exist
+	for _, conta := range splitContas {
+		if conta == "" || conta == acc.Conta {
+			continue
+		}
+		if _, err := srv.Auth().EnsureAccount(ctx, "Favorecido do split (conta "+conta+")", conta); err != nil {
+			return "", fmt.Errorf("sandbox embutido: criar a conta %s do split do job: %w", conta, err)
+		}
+	}
+	return payee, nil
 }
 
 func timeoutOr(d time.Duration) time.Duration {
