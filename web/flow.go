@@ -1,0 +1,3 @@
+package web
+
+func (s *Server) extraRoutes() []route { return nil }

@@ -1,0 +1,305 @@
+// Package web is `remessa web`: the billing desk in a browser. It serves
+// server-rendered pages (html/template, our own CSS and a few small
+// scripts, all embedded) over the same engine as the CLI: pipeline for
+// loading, validating and planning, pipeline/run for running (as River jobs
+// in the app's SQLite database), reports for the reports. It never
+// implements a step of its own that the CLI has.
+package web
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/rs/zerolog"
+
+	"remessa/sandbox"
+)
+
+// Config is how `remessa web` starts.
+type Config struct {
+	Addr          string        // listen address; default 127.0.0.1:8070
+	DataDir       string        // everything the app keeps; default <user data dir>/remessa/web
+	AdminPassword string        // first administrator's password; "" = random, printed once
+	IdleTimeout   time.Duration // sessions end after this long without a request; default 30 min
+	MaxUpload     int64         // largest upload in bytes; default 50 MB
+	TLSCert       string        // serve HTTPS with this certificate and key
+	TLSKey        string
+	Key           []byte    // credentials encryption key (32 bytes); default REMESSA_WEB_KEY or <data>/chave
+	Log           io.Writer // server log; nil = none
+	Now           func() time.Time
+	// Workers is how many runs go at once (default 2).
+	Workers int
+}
+
+// DefaultAddr is where `remessa web` listens by default.
+const DefaultAddr = "127.0.0.1:8070"
+
+// DefaultDataDir is <user data dir>/remessa/web.
+func DefaultDataDir() string {
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			base = filepath.Join(home, ".local", "share")
+		} else {
+			base = os.TempDir()
+		}
+	}
+	return filepath.Join(base, "remessa", "web")
+}
+
+// Server is a running web app.
+type Server struct {
+	cfg     Config
+	db      *sql.DB
+	rdb     *sql.DB
+	river   *river.Client[*sql.Tx]
+	key     []byte
+	log     zerolog.Logger
+	limiter loginLimiter
+	pages   *pages
+	mux     *http.ServeMux
+	hub     *hub
+	lock    *os.File
+
+	embedMu sync.Mutex
+	embed   *sandbox.Running
+
+	httpSrv  *http.Server
+	listener net.Listener
+	// AdminCreated and AdminPassword are set when this start created the
+	// first administrator (the password is shown once, then only its hash
+	// is kept).
+	AdminCreated  bool
+	AdminPassword string
+	URL           string
+}
+
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
+
+// Paths under the data folder.
+func (s *Server) draftsDir() string { return filepath.Join(s.cfg.DataDir, "remessas") }
+func (s *Server) runsDir() string   { return filepath.Join(s.cfg.DataDir, "execucoes") }
+func (s *Server) sandboxDir() string {
+	return filepath.Join(s.cfg.DataDir, "execucoes", ".sandbox")
+}
+
+// New opens (or creates) the app's data folder and database and prepares
+// the server; Start listens.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir()
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Minute
+	}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = 50 << 20
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return nil, errors.New("--tls-cert e --tls-key vão juntos")
+	}
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DataDir = abs
+	s := &Server{cfg: cfg, log: zerolog.Nop()}
+	if cfg.Log != nil {
+		s.log = zerolog.New(cfg.Log).With().Timestamp().Logger()
+	}
+	for _, d := range []string{cfg.DataDir, s.draftsDir(), s.runsDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("pasta de dados: %w", err)
+		}
+	}
+	if s.lock, err = lockDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	if s.key, err = loadKey(cfg.DataDir, cfg.Key); err != nil {
+		return nil, err
+	}
+	if s.db, s.rdb, err = openDB(ctx, cfg.DataDir); err != nil {
+		return nil, err
+	}
+	if s.AdminCreated, s.AdminPassword, err = s.ensureAdmin(ctx, cfg.AdminPassword); err != nil {
+		return nil, fmt.Errorf("criar o administrador: %w", err)
+	}
+	if err := s.ensureEmbeddedAccount(ctx); err != nil {
+		return nil, err
+	}
+	if s.pages, err = loadPages(); err != nil {
+		return nil, err
+	}
+	s.hub = newHub()
+	if err := s.startQueue(ctx); err != nil {
+		return nil, err
+	}
+	s.routes()
+	ok = true
+	return s, nil
+}
+
+// Handler is the app's HTTP handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.middleware(s.mux) }
+
+// Start listens on the configured address and serves in the background.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("escutar em %s: %w", s.cfg.Addr, err)
+	}
+	s.listener = ln
+	scheme := "http"
+	if s.cfg.TLSCert != "" {
+		scheme = "https"
+	}
+	s.URL = scheme + "://" + ln.Addr().String()
+	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: nil}
+	go func() {
+		var err error
+		if s.cfg.TLSCert != "" {
+			err = s.httpSrv.ServeTLS(ln, s.cfg.TLSCert, s.cfg.TLSKey)
+		} else {
+			err = s.httpSrv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error().Err(err).Msg("servidor")
+		}
+	}()
+	return nil
+}
+
+// Close stops the server: new requests are refused, running runs stop
+// after their in-flight calls (they resume on the next start), and the
+// databases are closed.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if s.hub != nil {
+		s.hub.close()
+	}
+	if s.httpSrv != nil {
+		s.httpSrv.Shutdown(ctx)
+	}
+	if s.river != nil {
+		// runs stop after their in-flight calls; River hands them back on the next start
+		s.river.StopAndCancel(ctx)
+	}
+	s.embedMu.Lock()
+	if s.embed != nil {
+		s.embed.Close()
+		s.embed = nil
+	}
+	s.embedMu.Unlock()
+	if s.rdb != nil {
+		s.rdb.Close()
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+	if s.lock != nil {
+		s.lock.Close()
+	}
+	return nil
+}
+
+// middleware wraps every request: a panic becomes a plain error page
+// (logged with its stack, never shown), security headers are set, and a
+// ?lang= choice is remembered in a cookie.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error().Str("path", r.URL.Path).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("falha interna")
+				s.fail(w, r, http.StatusInternalServerError, msgInternal)
+			}
+		}()
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'self'; form-action 'self'; base-uri 'none'")
+		if l := r.URL.Query().Get("lang"); l == "pt" || l == "en" {
+			http.SetCookie(w, &http.Cookie{Name: langCookie, Value: l, Path: "/", MaxAge: 365 * 86400, SameSite: http.SameSiteLaxMode, HttpOnly: true})
+			r.AddCookie(&http.Cookie{Name: langCookie, Value: l})
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload+1<<20)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// msgInternal is what a user sees of an unexpected failure.
+const msgInternal = "Algo deu errado do nosso lado. Nada foi perdido; tente de novo. Se continuar, avise o administrador."
+
+type ctxKey int
+
+const sessionKey ctxKey = 0
+
+// guard serves h to a signed-in user whose role allows need. A request
+// that changes anything (any method but GET and HEAD) must carry the
+// session's CSRF token. Without a session a page redirects to the sign-in
+// page and anything else answers 401.
+func (s *Server) guard(need Role, h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ss, err := s.sessionFrom(r)
+		if err != nil {
+			s.fail(w, r, http.StatusInternalServerError, msgInternal)
+			return
+		}
+		lang := langOf(r)
+		if ss == nil {
+			if r.Method == http.MethodGet && r.Header.Get("Accept") != "text/event-stream" {
+				http.Redirect(w, r, "/entrar?volta="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			s.fail(w, r, http.StatusUnauthorized, tr(lang, "err.signin"))
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if !checkCSRF(r, ss) {
+				s.fail(w, r, http.StatusForbidden, tr(lang, "err.csrf"))
+				return
+			}
+		}
+		if !ss.User.Role.Allows(need) {
+			s.fail(w, r, http.StatusForbidden, tr(lang, "err.role"))
+			return
+		}
+		h(w, r, ss)
+	}
+}
+
+// DataDir is the folder the server keeps everything in.
+func (s *Server) DataDir() string { return s.cfg.DataDir }
