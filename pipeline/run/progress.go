@@ -28,14 +28,42 @@ type progress struct {
 	last                  time.Time
 	stopTick              chan struct{}
 	wg                    sync.WaitGroup
+
+	// Options.Observe: called outside mu, one call at a time (obsMu), so
+	// the snapshots arrive in order
+	observe   func(Snapshot)
+	obsMu     sync.Mutex
+	phaseMsg  string
+	final     bool // the Finished snapshot was sent
+	finalRes  *results.Results
+	finalStop bool
 }
 
+// Snapshot is how a run stands: the same counters as the terminal progress.
+type Snapshot struct {
+	RunID                     string
+	Kind                      results.Kind
+	Phase                     string // last phase message, Portuguese
+	Total, Done               int    // rows to send (accepted rows) and rows with a final answer
+	Issued, Denied, Ambiguous int
+	Batches, BatchesDone      int
+	Rate                      float64       // rows per second since this process started the run
+	ETA                       time.Duration // 0 when unknown
+	Finished                  bool          // the run or resume returned (complete or stopped)
+	Stopped                   bool          // finished with a StopError (resume later)
+	At                        time.Time
+}
+
+// observeEvery is how often Options.Observe is called while a run goes.
+const observeEvery = 500 * time.Millisecond
+
 func newProgress(o Options, m Meta) *progress {
-	p := &progress{w: o.Progress, term: o.Terminal && !o.LogJSON, json: o.LogJSON, quiet: o.Quiet, m: m, started: time.Now(), stopTick: make(chan struct{})}
+	p := &progress{w: o.Progress, term: o.Terminal && !o.LogJSON, json: o.LogJSON, quiet: o.Quiet, m: m, started: time.Now(), stopTick: make(chan struct{}),
+		observe: o.Observe}
 	if p.w == nil {
 		p.w, p.quiet = io.Discard, true
 	}
-	if !p.quiet {
+	if !p.quiet || p.observe != nil {
 		p.wg.Add(1)
 		go p.tick()
 	}
@@ -48,22 +76,76 @@ func (p *progress) tick() {
 	if p.term {
 		every = 200 * time.Millisecond
 	}
-	t := time.NewTicker(every)
+	// with an observer the ticker runs at least every observeEvery; the
+	// status line is still written every `every` (each nth tick)
+	interval, nth := every, 1
+	if p.observe != nil && interval > observeEvery {
+		interval = observeEvery
+		nth = int(every / observeEvery)
+	}
+	t := time.NewTicker(interval)
 	defer t.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-p.stopTick:
 			return
 		case <-t.C:
-			p.mu.Lock()
-			if p.total > 0 {
-				p.status()
+			if !p.quiet && n%nth == 0 {
+				p.mu.Lock()
+				if p.total > 0 {
+					p.status()
+				}
+				p.mu.Unlock()
 			}
-			p.mu.Unlock()
+			p.notify(false)
 		}
 	}
 }
 
+// notify calls the observer (if any) with the current snapshot; final
+// sends the Finished one (once; nothing is sent after it).
+func (p *progress) notify(final bool) {
+	if p.observe == nil {
+		return
+	}
+	p.obsMu.Lock()
+	defer p.obsMu.Unlock()
+	p.mu.Lock()
+	if p.final {
+		p.mu.Unlock()
+		return
+	}
+	p.final = final
+	s := p.snapshot()
+	p.mu.Unlock()
+	p.observe(s)
+}
+
+// snapshot copies the counters (caller holds mu).
+func (p *progress) snapshot() Snapshot {
+	now := time.Now()
+	s := Snapshot{RunID: p.m.RunID, Kind: p.m.Kind, Phase: p.phaseMsg, Total: p.total, Done: p.done,
+		Issued: p.issued, Denied: p.denied, Ambiguous: p.ambig, Batches: p.nbatch, BatchesDone: p.bdone,
+		Finished: p.final, Stopped: p.final && p.finalStop, At: now}
+	if el := now.Sub(p.started).Seconds(); el > 0 {
+		s.Rate = float64(p.done-p.base) / el
+	}
+	if s.Rate > 0 && p.total > p.done {
+		s.ETA = time.Duration(float64(p.total-p.done) / s.Rate * float64(time.Second))
+	}
+	if r := p.finalRes; p.final && r != nil {
+		// the run's own tally (rows finished by earlier processes included)
+		t := r.Totals
+		s.Issued, s.Denied, s.Ambiguous = t.Issued.Rows, t.Denied.Rows, t.Ambiguous.Rows
+		s.Total = max(s.Total, t.In.Rows-t.Refused.Rows)
+		s.Done = max(s.Done, t.Issued.Rows+t.Denied.Rows+t.Ambiguous.Rows)
+		s.ETA = 0
+	}
+	return s
+}
+
+// close stops the ticker and sends the observer its Finished snapshot if
+// finish did not (a run that returned an error).
 func (p *progress) close() {
 	select {
 	case <-p.stopTick:
@@ -71,6 +153,7 @@ func (p *progress) close() {
 		close(p.stopTick)
 	}
 	p.wg.Wait()
+	p.notify(true)
 }
 
 func (p *progress) start(total, done int) {
@@ -154,11 +237,12 @@ func (p *progress) status() {
 // phase reports a step of the run.
 func (p *progress) phase(s string) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.quiet {
-		return
+	p.phaseMsg = s
+	if !p.quiet {
+		p.line(s)
 	}
-	p.line(s)
+	p.mu.Unlock()
+	p.notify(false)
 }
 
 // say reports something the user must see even with Quiet.
@@ -184,6 +268,9 @@ func (p *progress) line(s string) {
 }
 
 func (p *progress) finish(r *results.Results, stop *StopError) {
+	p.mu.Lock()
+	p.finalRes, p.finalStop = r, stop != nil
+	p.mu.Unlock()
 	p.close()
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -67,6 +67,13 @@ type Options struct {
 	Timeout     time.Duration // per HTTP attempt (default 60 s)
 	// StopAfter stops the run cleanly after that many creation calls (tests).
 	StopAfter int
+	// Observe, when set, is called with how the run stands: every 500 ms
+	// while it goes, on every phase change, and once at the end with
+	// Finished (complete or stopped, or the run returned an error). Calls
+	// come one at a time, in order, from the run's goroutines, with no
+	// lock of the run held; Observe should return quickly (it holds up
+	// the run while it runs). Independent of Progress and Quiet.
+	Observe func(Snapshot)
 	// Embedded, when set, is an embedded sandbox already running (from
 	// StartEmbedded, or sandbox.Server.Start) that runs and resumes on
 	// the embedded service use instead of starting their own on
