@@ -76,21 +76,12 @@ func writeRejected(dir string, run results.RunInfo, want map[int]string, in Inpu
 		return "", fmt.Errorf("linhas rejeitadas: %w", err)
 	}
 	defer rd.Close()
-	src := rd.Source()
-	var path string
-	switch src.Format {
-	case "xlsx":
-		path = filepath.Join(dir, FileRejected+".xlsx")
-		err = writeAtomic(path, func(f io.Writer) error { return rejectedXLSX(f, rd, want, opt.Lang) })
-	case "csv":
-		path = filepath.Join(dir, FileRejected+".csv")
-		err = writeAtomic(path, func(f io.Writer) error { return rejectedCSV(f, rd, want, opt.Lang) })
-	case "yaml":
-		path = filepath.Join(dir, FileRejected+".yaml")
-		err = writeAtomic(path, func(f io.Writer) error { return rejectedYAML(f, rd, want, opt.Lang) })
-	default:
-		return "", fmt.Errorf("linhas rejeitadas: formato de entrada %q não suportado", src.Format)
+	ext, err := rejectedExt(rd.Source().Format)
+	if err != nil {
+		return "", err
 	}
+	path := filepath.Join(dir, FileRejected+ext)
+	err = writeAtomic(path, func(f io.Writer) error { return rejectedTo(f, rd, want, opt.Lang) })
 	if err != nil {
 		return "", fmt.Errorf("linhas rejeitadas: %w", err)
 	}
@@ -105,12 +96,100 @@ func writeRejected(dir string, run results.RunInfo, want map[int]string, in Inpu
 	return path, nil
 }
 
+// rejectedExt is the extension of the rejected rows of an input format.
+func rejectedExt(format string) (string, error) {
+	switch format {
+	case "xlsx", "csv", "yaml":
+		return "." + format, nil
+	}
+	return "", fmt.Errorf("linhas rejeitadas: formato de entrada %q não suportado", format)
+}
+
+// rejectedTo writes the rows of rd in want in rd's format.
+func rejectedTo(w io.Writer, rd formats.Reader, want map[int]string, lang string) error {
+	switch rd.Source().Format {
+	case "xlsx":
+		return rejectedXLSX(w, rd, want, lang)
+	case "csv":
+		return rejectedCSV(w, rd, want, lang)
+	case "yaml":
+		return rejectedYAML(w, rd, want, lang)
+	}
+	_, err := rejectedExt(rd.Source().Format)
+	return err
+}
+
+// RejectedRows maps the source row (results.Row.SourceRow, the row number
+// as the spreadsheet shows it) of every refused or denied row of rows to
+// its "Problema" text, as WriteRejected writes it: for WriteRejectedRows,
+// e.g. with the Refused rows of a pipeline.Validation before any run. lang
+// is "pt" (default, "") or "en".
+func RejectedRows(rows []results.Row, lang string) map[int]string {
+	if lang != "en" {
+		lang = "pt"
+	}
+	want := map[int]string{}
+	for i := range rows {
+		row := &rows[i]
+		if row.Outcome == results.Refused || row.Outcome == results.Denied {
+			want[row.SourceRow] = rejectedText(lang, row, rowProblems(lang, row))
+		}
+	}
+	return want
+}
+
+// WriteRejectedRows writes the rows of the input file in.Path (sheet
+// in.Sheet; empty: the first) whose source row numbers are in want, in the
+// input's own format and columns plus the "Problema" column with want's
+// text, to w: the same file WriteRejected writes (xlsx, csv or yaml; the
+// format is returned, for the file's name), without a run. Rows of want
+// the input does not have (or that its reader cannot give back) are left
+// out and reported, after the whole file was written, by an error that
+// matches ErrRowsNotFound. lang is "pt" (default, "") or "en".
+func WriteRejectedRows(w io.Writer, in InputInfo, want map[int]string, lang string) (format string, err error) {
+	opt, err := Options{Lang: lang}.normalize()
+	if err != nil {
+		return "", err
+	}
+	if in.Path == "" {
+		return "", fmt.Errorf("linhas rejeitadas: %w", ErrNoInput)
+	}
+	rd, err := formats.Open(in.Path, formats.Options{Sheet: in.Sheet, MaxRows: -1})
+	if err != nil {
+		return "", fmt.Errorf("linhas rejeitadas: %w", err)
+	}
+	defer rd.Close()
+	format = rd.Source().Format
+	if _, err := rejectedExt(format); err != nil {
+		return "", err
+	}
+	want = maps.Clone(want)
+	if err := rejectedTo(w, rd, want, opt.Lang); err != nil {
+		return format, fmt.Errorf("linhas rejeitadas: %w", err)
+	}
+	if len(want) > 0 {
+		var m missingRows
+		for n := range want {
+			m = append(m, n)
+		}
+		sort.Ints(m)
+		return format, fmt.Errorf("linhas rejeitadas: %w", m)
+	}
+	return format, nil
+}
+
+// ErrRowsNotFound matches the error of rows to write back that the input
+// file does not have.
+var ErrRowsNotFound = errors.New("linhas não encontradas na entrada")
+
 // ErrInputChanged is returned (wrapped) when the input file is not the one
 // the run read: its SHA-256 differs from results.json's.
 var ErrInputChanged = errors.New("a planilha de entrada mudou depois da execução")
 
 // missingRows is returned when failing rows are not in the input file.
 type missingRows []int
+
+func (m missingRows) Is(target error) bool { return target == ErrRowsNotFound }
 
 func (m missingRows) Error() string {
 	s := make([]string, len(m))
