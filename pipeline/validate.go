@@ -454,39 +454,7 @@ func nonZero(h uint64) uint64 {
 }
 
 func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
-	s := job.Spec
-	required := map[string]bool{FKey: true, FName: true, FDocument: true}
-	switch job.Kind {
-	case results.Carnets:
-		c := s.Issue.Carnets
-		required[FDueDate] = !c.FirstDue.Set
-		required[FValue] = itemsNeedValue(c.Items)
-	case results.Boletos:
-		b := s.Issue.Boletos
-		required[FDueDate] = !b.Due.Set
-		required[FValue] = itemsNeedValue(b.Items)
-	case results.Cobv:
-		c := s.Issue.Cobv
-		required[FDueDate] = !c.Due.Set
-		required[FValue] = !c.Valor.Set
-	}
-	overrides := map[string]string{}
-	for f, hdr := range job.Columns {
-		overrides[strings.TrimPrefix(f, "payer.")] = hdr
-	}
-	// input.key may name a column that also serves another field (a CPF
-	// as the key), so it is looked up apart from the matching.
-	delete(overrides, FKey)
-	required[FKey] = job.KeyHeader == ""
-	specs := fieldSpecs(job.Kind, required)
-	if job.KeyHeader != "" {
-		for i := range specs {
-			if specs[i].Name == FKey {
-				specs = append(specs[:i], specs[i+1:]...)
-				break
-			}
-		}
-	}
+	specs, overrides, _ := columnSpecs(job)
 	m, err := formats.MatchHeaders(src.Headers, specs, overrides)
 	if err != nil {
 		var fe *formats.Error
@@ -513,7 +481,7 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 		}
 	}
 	if job.KeyHeader != "" {
-		i, ok := vr.lookup(job.KeyHeader)
+		i, ok := findHeader(vr.col, src.Headers, job.KeyHeader)
 		if !ok {
 			return nil, &formats.Error{File: src.File, Sheet: src.Sheet, Row: src.HeaderRow, Header: job.KeyHeader, Code: formats.CodeMissingColumns,
 				Message:   fmt.Sprintf("a coluna da chave %q (input.key) não existe; cabeçalhos encontrados: %s", job.KeyHeader, strings.Join(src.Headers, ", ")),
