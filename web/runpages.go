@@ -1,0 +1,556 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"remessa/pipeline"
+	"remessa/pipeline/results"
+	"remessa/pipeline/run"
+)
+
+// planView is the plan page's data.
+type planView struct {
+	Draft    *Draft
+	Step     int
+	Plan     *pipeline.Plan
+	Months   []monthTotal
+	Split    []splitTotal
+	Text     string
+	NeedsApp bool // sandbox or production: an approver confirms by typing the rows
+	Account  *Account
+}
+
+type monthTotal struct {
+	Month string
+	Cents int64
+}
+
+type splitTotal struct {
+	Recipient string
+	Own       bool
+	Cents     int64
+}
+
+// planFor validates and plans a draft the way `remessa plan` does.
+func (s *Server) planFor(ctx context.Context, d *Draft) (*pipeline.Plan, error) {
+	job, err := s.loadJob(d)
+	if err != nil {
+		return nil, err
+	}
+	return run.Plan(ctx, s.draftJobPath(d.ID), job, s.runsDir())
+}
+
+func (s *Server) planPage(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil || !s.editable(w, r, d) {
+		return
+	}
+	s.renderPlan(w, r, ss, d, "", http.StatusOK)
+}
+
+func (s *Server) renderPlan(w http.ResponseWriter, r *http.Request, ss *session, d *Draft, msg string, status int) {
+	ctx := r.Context()
+	lang := langOf(r)
+	plan, err := s.planFor(ctx, d)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, s.cleanPaths(d, describeJobErr(err, lang)))
+		return
+	}
+	acc, err := s.account(ctx, d.AccountID)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	v := planView{Draft: d, Step: 5, Plan: plan, Account: acc, NeedsApp: acc.Service != "embedded"}
+	for _, m := range sortedKeys(plan.Totals.ByDueMonth) {
+		v.Months = append(v.Months, monthTotal{m, plan.Totals.ByDueMonth[m]})
+	}
+	for _, rcp := range sortedKeys(plan.Totals.BySplitRecipient) {
+		var sum int64
+		for _, c := range plan.Totals.BySplitRecipient[rcp] {
+			sum += c
+		}
+		v.Split = append(v.Split, splitTotal{Recipient: rcp, Own: rcp == pipeline.OwnRecipient, Cents: sum})
+	}
+	var b strings.Builder
+	plan.WriteText(&b, lang)
+	v.Text = s.cleanPaths(d, b.String())
+	p := s.page(r, ss, tr(lang, "plan.title"), v)
+	p.Error, p.Status = msg, status
+	s.render(w, "plan", p)
+}
+
+// startRun confirms a remessa and queues its run. On the embedded service
+// an operator confirms with a button; on sandbox or production only an
+// approver can, by typing the number of rows that will be issued.
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil || !s.editable(w, r, d) {
+		return
+	}
+	ctx := r.Context()
+	lang := langOf(r)
+	acc, err := s.account(ctx, d.AccountID)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	if acc.Service != "embedded" && !ss.User.Role.Allows(RoleApprover) {
+		s.fail(w, r, http.StatusForbidden, tr(lang, "plan.approver"))
+		return
+	}
+	plan, err := s.planFor(ctx, d)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, s.cleanPaths(d, describeJobErr(err, lang)))
+		return
+	}
+	if plan.Accepted == 0 || (plan.Refused > 0 && plan.OnInvalid != "skip") {
+		s.renderPlan(w, r, ss, d, tr(lang, "plan.notready"), http.StatusBadRequest)
+		return
+	}
+	if acc.Service != "embedded" {
+		typed := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("confirmacao"), ".", ""))
+		if typed != strconv.Itoa(plan.Accepted) {
+			s.renderPlan(w, r, ss, d, fmt.Sprintf(tr(lang, "plan.typecount"), plan.Accepted), http.StatusBadRequest)
+			return
+		}
+	}
+	again := r.PostFormValue("novamente") == "1"
+	runID := newWebRunID(s.now())
+	tx, err := s.rdb.BeginTx(ctx, nil)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	defer tx.Rollback()
+	var exists int
+	tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE draft_id = ?`, d.ID).Scan(&exists)
+	if exists > 0 {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	ag := 0
+	if again {
+		ag = 1
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (draft_id, account_id, kind, name, run_id, dir, status, rows, amount_cents, started_by, created_at, again)
+		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`, d.ID, acc.ID, string(d.Kind), plan.Name, runID, filepath.Join(s.runsDir(), runID),
+		plan.Accepted, plan.Totals.AcceptedCents, ss.User.ID, nowText(), ag)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	id, _ := res.LastInsertId()
+	job, err := s.river.InsertTx(ctx, tx, RunArgs{Run: id, Gen: 0}, nil)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET job_id = ? WHERE id = ?`, job.Job.ID, id); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	s.audit(ctx, ss.User.ID, "execucao_confirmada", fmt.Sprintf("execução %s da remessa %d na conta %s (%d linhas)", runID, d.ID, acc.Name, plan.Accepted))
+	http.Redirect(w, r, fmt.Sprintf("/execucoes/%d", id), http.StatusSeeOther)
+}
+
+func newWebRunID(now time.Time) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// runFor loads the run in the request's {id} that ss's user may see.
+func (s *Server) runFor(w http.ResponseWriter, r *http.Request, ss *session) *runRecord {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
+		return nil
+	}
+	rec, err := s.loadRun(r.Context(), id)
+	if err != nil || !s.accountFilter(r.Context(), ss.User).allows(rec.AccountID) {
+		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
+		return nil
+	}
+	return rec
+}
+
+// runView is the run page's data.
+type runView struct {
+	Run      *runRecord
+	Event    RunEvent
+	Finished bool
+	Totals   *results.Totals
+	Rows     []results.Row
+	Files    []string
+	Page     int
+	Pages    int
+	PrevURL  string
+	NextURL  string
+	HasHTML  bool
+}
+
+// rowsPerPage is how many result rows the run page lists at a time.
+const rowsPerPage = 50
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request, ss *session) {
+	rec := s.runFor(w, r, ss)
+	if rec == nil {
+		return
+	}
+	v := runView{Run: rec, Event: s.runEvent(rec), Finished: runFinished(rec.Status)}
+	v.Page, _ = strconv.Atoi(r.URL.Query().Get("pagina"))
+	if v.Page < 1 {
+		v.Page = 1
+	}
+	if _, err := os.Stat(filepath.Join(rec.Dir, "results.json")); err == nil && (v.Finished || rec.Status == "stopped") {
+		tot, rows, n, err := readResultsPage(filepath.Join(rec.Dir, "results.json"), (v.Page-1)*rowsPerPage, rowsPerPage)
+		if err == nil {
+			v.Totals, v.Rows = tot, rows
+			v.Pages = (n + rowsPerPage - 1) / rowsPerPage
+		}
+		v.Files = runFiles(rec.Dir)
+		for _, f := range v.Files {
+			if f == "relatorio.html" {
+				v.HasHTML = true
+			}
+		}
+	}
+	if v.Page > 1 {
+		v.PrevURL = fmt.Sprintf("/execucoes/%d?pagina=%d#linhas", rec.ID, v.Page-1)
+	}
+	if v.Page < v.Pages {
+		v.NextURL = fmt.Sprintf("/execucoes/%d?pagina=%d#linhas", rec.ID, v.Page+1)
+	}
+	s.render(w, "run", s.page(r, ss, rec.Name, v))
+}
+
+// readResultsPage reads results.json as a stream, keeping the totals and
+// only the rows [from, from+n) (a 100,000-row run is never held whole).
+func readResultsPage(path string, from, n int) (*results.Totals, []results.Row, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, 0, errors.New("results.json ilegível")
+	}
+	var tot results.Totals
+	var rows []results.Row
+	count := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		switch t {
+		case "totals":
+			if err := dec.Decode(&tot); err != nil {
+				return nil, nil, 0, err
+			}
+		case "rows":
+			if _, err := dec.Token(); err != nil {
+				return nil, nil, 0, err
+			}
+			for dec.More() {
+				if count >= from && count < from+n {
+					var row results.Row
+					if err := dec.Decode(&row); err != nil {
+						return nil, nil, 0, err
+					}
+					rows = append(rows, row)
+				} else {
+					var skip json.RawMessage
+					if err := dec.Decode(&skip); err != nil {
+						return nil, nil, 0, err
+					}
+				}
+				count++
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, nil, 0, err
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, nil, 0, err
+			}
+		}
+	}
+	return &tot, rows, count, nil
+}
+
+// runFiles lists the downloads of a run folder: the reports, the results
+// and the rejected rows (never the journal, the log or the job).
+func runFiles(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && downloadable(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func downloadable(name string) bool {
+	switch {
+	case name == "relatorio.xlsx", name == "relatorio.html", name == "results.json":
+		return true
+	case strings.HasPrefix(name, "rejeitadas."):
+		return true
+	case strings.HasSuffix(name, ".csv") && !strings.Contains(name, "/"):
+		return true
+	}
+	return false
+}
+
+var contentTypes = map[string]string{".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", ".csv": "text/csv; charset=utf-8",
+	".json": "application/json", ".html": "text/html; charset=utf-8", ".yaml": "application/yaml; charset=utf-8"}
+
+func (s *Server) runFile(w http.ResponseWriter, r *http.Request, ss *session) {
+	rec := s.runFor(w, r, ss)
+	if rec == nil {
+		return
+	}
+	name := r.PathValue("name")
+	if !downloadable(name) || filepath.Base(name) != name {
+		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
+		return
+	}
+	p := filepath.Join(rec.Dir, name)
+	if _, err := os.Stat(p); err != nil {
+		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
+		return
+	}
+	w.Header().Set("Content-Type", contentTypes[filepath.Ext(name)])
+	w.Header().Set("Content-Disposition", "attachment; filename=\""+rec.RunID+"-"+name+"\"")
+	http.ServeFile(w, r, p)
+}
+
+// runReport shows the run's HTML report (inline on the run page).
+func (s *Server) runReport(w http.ResponseWriter, r *http.Request, ss *session) {
+	rec := s.runFor(w, r, ss)
+	if rec == nil {
+		return
+	}
+	p := filepath.Join(rec.Dir, "relatorio.html")
+	if _, err := os.Stat(p); err != nil {
+		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'")
+	http.ServeFile(w, r, p)
+}
+
+// runDocument serves a row's slip or carnet PDF (or a parcel's with ?parcela=N).
+// On the embedded service the server fetches it from its own sandbox (the
+// address the run recorded may be an earlier start's); a real service's
+// documents are public links and the browser is sent there.
+func (s *Server) runDocument(w http.ResponseWriter, r *http.Request, ss *session) {
+	rec := s.runFor(w, r, ss)
+	if rec == nil {
+		return
+	}
+	lang := langOf(r)
+	idx, err := strconv.Atoi(r.PathValue("row"))
+	if err != nil || idx < 0 {
+		s.fail(w, r, http.StatusNotFound, tr(lang, "err.notfound"))
+		return
+	}
+	_, rows, _, err := readResultsPage(filepath.Join(rec.Dir, "results.json"), idx, 1)
+	if err != nil || len(rows) == 0 {
+		s.fail(w, r, http.StatusNotFound, tr(lang, "err.notfound"))
+		return
+	}
+	row := rows[0]
+	link := row.PDF
+	if n, err := strconv.Atoi(r.URL.Query().Get("parcela")); err == nil {
+		link = ""
+		for _, p := range row.Parcels {
+			if p.Number == n {
+				link = p.PDF
+			}
+		}
+	}
+	if link == "" {
+		s.fail(w, r, http.StatusNotFound, tr(lang, "run.nodoc"))
+		return
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, tr(lang, "run.nodoc"))
+		return
+	}
+	if rec.Service != "embedded" {
+		if u.Scheme != "https" {
+			s.fail(w, r, http.StatusNotFound, tr(lang, "run.nodoc"))
+			return
+		}
+		http.Redirect(w, r, u.String(), http.StatusFound)
+		return
+	}
+	rn, err := s.embedded()
+	if err != nil {
+		s.fail(w, r, http.StatusServiceUnavailable, tr(lang, "run.nodoc"))
+		return
+	}
+	base, _ := url.Parse(rn.URL)
+	u.Scheme, u.Host = base.Scheme, base.Host
+	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, u.String(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.fail(w, r, http.StatusBadGateway, tr(lang, "run.nodoc"))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		s.fail(w, r, http.StatusNotFound, tr(lang, "run.nodoc"))
+		return
+	}
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=\"%s-linha-%d.pdf\"", rec.RunID, row.SourceRow))
+	io.Copy(w, resp.Body)
+}
+
+// runEvents streams a run's progress as Server-Sent Events: the stored
+// state at once (so a reload or a new browser is right at once), then
+// every change, until the run ends.
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, ss *session) {
+	rec := s.runFor(w, r, ss)
+	if rec == nil {
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	ch, stop := s.hub.subscribe(rec.ID)
+	defer stop()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	send := func(b []byte) {
+		fmt.Fprintf(w, "event: progress\ndata: %s\n\n", b)
+		fl.Flush()
+	}
+	first, _ := json.Marshal(s.runEvent(rec))
+	send(first)
+	if runFinished(rec.Status) {
+		return
+	}
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case b, ok := <-ch:
+			if !ok {
+				return
+			}
+			send(b)
+			var ev RunEvent
+			if json.Unmarshal(b, &ev) == nil && ev.Finished {
+				return
+			}
+		case <-keep.C:
+			fmt.Fprint(w, ": ainda aqui\n\n")
+			fl.Flush()
+		}
+	}
+}
+
+// cancelRun asks a run to stop after its in-flight calls; it can be
+// resumed from its page.
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, ss *session) {
+	rec := s.runFor(w, r, ss)
+	if rec == nil {
+		return
+	}
+	if !s.mayDrive(ss, rec) {
+		s.fail(w, r, http.StatusForbidden, tr(langOf(r), "err.role"))
+		return
+	}
+	ctx := r.Context()
+	if !runFinished(rec.Status) {
+		s.db.ExecContext(ctx, `UPDATE runs SET cancel_asked = 1 WHERE id = ?`, rec.ID)
+		if c, ok := cancels.Load(rec.ID); ok {
+			c.(context.CancelFunc)()
+		} else {
+			s.river.JobCancel(ctx, rec.JobID)
+			s.setRunStatus(ctx, rec.ID, "cancelled", "")
+		}
+		s.audit(ctx, ss.User.ID, "execucao_cancelada", rec.RunID)
+	}
+	http.Redirect(w, r, fmt.Sprintf("/execucoes/%d?ok=cancel", rec.ID), http.StatusSeeOther)
+}
+
+// resumeRun queues a cancelled or stopped run again; it goes on from its
+// journal.
+func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, ss *session) {
+	rec := s.runFor(w, r, ss)
+	if rec == nil {
+		return
+	}
+	if !s.mayDrive(ss, rec) {
+		s.fail(w, r, http.StatusForbidden, tr(langOf(r), "err.role"))
+		return
+	}
+	ctx := r.Context()
+	if rec.Status == "cancelled" || rec.Status == "stopped" {
+		s.db.ExecContext(ctx, `UPDATE runs SET cancel_asked = 0 WHERE id = ?`, rec.ID)
+		if err := s.enqueueRun(ctx, rec.ID, rec.Generation+1); err != nil {
+			s.fail(w, r, http.StatusInternalServerError, msgInternal)
+			return
+		}
+		s.audit(ctx, ss.User.ID, "execucao_retomada", rec.RunID)
+	}
+	http.Redirect(w, r, fmt.Sprintf("/execucoes/%d", rec.ID), http.StatusSeeOther)
+}
+
+// mayDrive: an operator drives runs on the embedded service; runs on
+// sandbox or production need an approver.
+func (s *Server) mayDrive(ss *session, rec *runRecord) bool {
+	if rec.Service != "embedded" {
+		return ss.User.Role.Allows(RoleApprover)
+	}
+	return ss.User.Role.Allows(RoleOperator)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

@@ -1,0 +1,467 @@
+package web
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"remessa/formats"
+	"remessa/pipeline"
+	"remessa/reports"
+)
+
+// pageSize is how many rows a page of the validation table shows.
+const pageSize = 100
+
+// sheetInfo is what a validation found about the sheet as a whole, kept
+// in the draft's columns JSON beside the overrides.
+type sheetInfo struct {
+	Headers []string `json:"headers"`
+	Columns []string `json:"columns"`
+	Problem string   `json:"problem,omitempty"` // the job or the file cannot be used
+}
+
+// validateDraft validates the remessa's job and sheet with the pipeline
+// (the same validation `remessa validate` does) and stores the sheet's
+// cells and every note, so the table pages come from the database. It is
+// skipped when neither the job nor the sheet changed since the last time.
+func (s *Server) validateDraft(ctx context.Context, d *Draft) (*sheetInfo, error) {
+	sha := s.draftSHA(d)
+	if sha != "" && sha == d.CheckedSHA {
+		return s.loadSheetInfo(ctx, d.ID)
+	}
+	info := &sheetInfo{}
+	job, err := s.loadJob(d)
+	var v *pipeline.Validation
+	if err == nil {
+		v, err = pipeline.ValidateNotes(ctx, job)
+	}
+	if err != nil {
+		info.Problem = s.cleanPaths(d, describeJobErr(err, "pt"))
+		d.Rows, d.Refused, d.Errors, d.Warnings = 0, 0, 0, 0
+		if err := s.storeSheet(ctx, d, info, nil, nil); err != nil {
+			return nil, err
+		}
+		d.CheckedSHA = sha
+		return info, s.saveDraft(ctx, d)
+	}
+	rd, err := formats.Open(job.InputFile, formats.Options{Sheet: job.Sheet, ReuseCells: true})
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	src := rd.Source()
+	info.Headers, info.Columns = src.Headers, src.Columns
+	if err := s.storeSheet(ctx, d, info, rd, v); err != nil {
+		return nil, err
+	}
+	d.Rows, d.Refused, d.Errors, d.Warnings = v.Summary.Rows, v.Summary.Refused, v.Summary.Errors, v.Summary.Warnings
+	d.CheckedSHA = sha
+	return info, s.saveDraft(ctx, d)
+}
+
+// storeSheet replaces the stored cells and notes of a draft in one
+// transaction.
+func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd formats.Reader, v *pipeline.Validation) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{`DELETE FROM sheet_rows WHERE draft_id = ?`, `DELETE FROM sheet_notes WHERE draft_id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, d.ID); err != nil {
+			return err
+		}
+	}
+	ib, _ := json.Marshal(info)
+	if _, err := tx.ExecContext(ctx, `UPDATE drafts SET columns = json_set(columns, '$.__sheet', json(?)) WHERE id = ?`, string(ib), d.ID); err != nil {
+		return err
+	}
+	if rd != nil {
+		bad := map[int]bool{}
+		for _, rr := range v.Refused {
+			bad[rr.Index] = true
+		}
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO sheet_rows (draft_id, idx, row_num, cells, bad) VALUES (?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		vals := make([]string, 0, len(info.Headers))
+		var buf []byte
+		for idx := 0; ; idx++ {
+			row, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				if formats.IsRowLevel(err) {
+					idx--
+					continue
+				}
+				var fe *formats.Error
+				if errors.As(err, &fe) && fe.Code == formats.CodeNoData {
+					break
+				}
+				return err
+			}
+			vals = vals[:0]
+			for _, c := range row.Cells {
+				vals = append(vals, displayCell(c))
+			}
+			buf, _ = json.Marshal(vals)
+			b := 0
+			if bad[idx] {
+				b = 1
+			}
+			if _, err := ins.ExecContext(ctx, d.ID, idx, row.Number, string(buf), b); err != nil {
+				return err
+			}
+		}
+		note, err := tx.PrepareContext(ctx, `INSERT INTO sheet_notes (draft_id, idx, severity, code, col, field, message, message_en) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer note.Close()
+		for _, n := range v.Notes {
+			if _, err := note.ExecContext(ctx, d.ID, n.Index, n.Severity, n.Code, n.Column, n.Field, n.Message, n.MessageEN); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// displayCell is a cell as the table shows it: dates as dd/mm/aaaa, the
+// rest as typed in the file.
+func displayCell(c formats.Cell) string {
+	if c.Kind == formats.KindDate {
+		if t, err := time.Parse("2006-01-02", c.Value); err == nil {
+			return t.Format("02/01/2006")
+		}
+	}
+	if c.Raw != "" && c.Kind == formats.KindText {
+		return c.Raw
+	}
+	return c.Value
+}
+
+func (s *Server) loadSheetInfo(ctx context.Context, id int64) (*sheetInfo, error) {
+	var raw sql.NullString
+	if err := s.db.QueryRowContext(ctx, `SELECT json_extract(columns, '$.__sheet') FROM drafts WHERE id = ?`, id).Scan(&raw); err != nil {
+		return nil, err
+	}
+	info := &sheetInfo{}
+	if raw.Valid {
+		json.Unmarshal([]byte(raw.String), info)
+	}
+	return info, nil
+}
+
+// cleanPaths replaces the server's folders in a message by the names the
+// user knows.
+func (s *Server) cleanPaths(d *Draft, msg string) string {
+	msg = strings.ReplaceAll(msg, filepath.Join(s.draftDir(d.ID), d.InputFile), d.InputName)
+	msg = strings.ReplaceAll(msg, s.draftJobPath(d.ID), "job.yaml")
+	return strings.ReplaceAll(msg, s.cfg.DataDir, "…")
+}
+
+// tableCell is one cell of the validation table.
+type tableCell struct {
+	Text     string
+	Bad      bool
+	Warned   bool
+	Messages []string
+}
+
+// tableRow is one row of the validation table.
+type tableRow struct {
+	Index  int
+	Number int
+	Bad    bool
+	Cells  []tableCell
+	Other  []string // notes about the row that name no column
+}
+
+// codeCount is how many notes have a code.
+type codeCount struct {
+	Code     string
+	Severity string
+	Count    int
+	Example  string
+}
+
+// validationView is the validation page's data.
+type validationView struct {
+	Draft      *Draft
+	Step       int
+	Info       *sheetInfo
+	Rows       []tableRow
+	Codes      []codeCount
+	Filter     string
+	OnlyBad    bool
+	Page       int
+	Pages      int
+	Matching   int
+	PrevURL    string
+	NextURL    string
+	Accepted   int
+	CanPlan    bool
+	RejectFile bool
+}
+
+func (s *Server) validationPage(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil || !s.editable(w, r, d) {
+		return
+	}
+	s.renderValidation(w, r, ss, d, "", http.StatusOK)
+}
+
+func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *session, d *Draft, msg string, status int) {
+	ctx := r.Context()
+	lang := langOf(r)
+	info, err := s.validateDraft(ctx, d)
+	if err != nil {
+		s.log.Error().Err(err).Int64("remessa", d.ID).Msg("validação")
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	v := validationView{Draft: d, Step: 4, Info: info, Filter: r.URL.Query().Get("problema"), OnlyBad: r.URL.Query().Get("so") == "erros",
+		Accepted: d.Rows - d.Refused}
+	v.CanPlan = info.Problem == "" && d.Rows > 0 && (d.Refused == 0 || d.Rows > d.Refused && d.Settings.OnInvalid == "skip" || d.JobUploaded && d.Rows > d.Refused)
+	v.RejectFile = d.Refused > 0
+	rows, err := s.db.QueryContext(ctx, `SELECT code, severity, count(*), min(message) FROM sheet_notes WHERE draft_id = ? GROUP BY code, severity ORDER BY count(*) DESC`, d.ID)
+	if err == nil {
+		for rows.Next() {
+			var c codeCount
+			var pt string
+			rows.Scan(&c.Code, &c.Severity, &c.Count, &pt)
+			c.Example = pt
+			v.Codes = append(v.Codes, c)
+		}
+		rows.Close()
+	}
+	where, args := `draft_id = ?`, []any{d.ID}
+	switch {
+	case v.Filter != "":
+		where += ` AND idx IN (SELECT idx FROM sheet_notes WHERE draft_id = ? AND code = ?)`
+		args = append(args, d.ID, v.Filter)
+	case v.OnlyBad:
+		where += ` AND bad = 1`
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sheet_rows WHERE `+where, args...).Scan(&v.Matching); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	v.Pages = (v.Matching + pageSize - 1) / pageSize
+	v.Page, _ = strconv.Atoi(r.URL.Query().Get("pagina"))
+	if v.Page < 1 {
+		v.Page = 1
+	}
+	if v.Pages > 0 && v.Page > v.Pages {
+		v.Page = v.Pages
+	}
+	// rows by keyset on idx for the plain table (a page of 100,000 rows
+	// costs the same as the first), by offset on a filtered one
+	var q string
+	qargs := append([]any{}, args...)
+	if v.Filter == "" && !v.OnlyBad {
+		q = `SELECT idx, row_num, cells, bad FROM sheet_rows WHERE ` + where + ` AND idx >= ? ORDER BY idx LIMIT ?`
+		qargs = append(qargs, (v.Page-1)*pageSize, pageSize)
+	} else {
+		q = `SELECT idx, row_num, cells, bad FROM sheet_rows WHERE ` + where + ` ORDER BY idx LIMIT ? OFFSET ?`
+		qargs = append(qargs, pageSize, (v.Page-1)*pageSize)
+	}
+	rs, err := s.db.QueryContext(ctx, q, qargs...)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	colIdx := map[string]int{}
+	for i, c := range info.Columns {
+		colIdx[c] = i
+	}
+	byIdx := map[int]int{}
+	for rs.Next() {
+		var tr tableRow
+		var cells string
+		var bad int
+		if err := rs.Scan(&tr.Index, &tr.Number, &cells, &bad); err != nil {
+			continue
+		}
+		var vals []string
+		json.Unmarshal([]byte(cells), &vals)
+		tr.Bad = bad != 0
+		tr.Cells = make([]tableCell, len(info.Headers))
+		for i := range tr.Cells {
+			if i < len(vals) {
+				tr.Cells[i].Text = vals[i]
+			}
+		}
+		byIdx[tr.Index] = len(v.Rows)
+		v.Rows = append(v.Rows, tr)
+	}
+	rs.Close()
+	if len(v.Rows) > 0 {
+		ns, err := s.db.QueryContext(ctx, `SELECT idx, severity, col, message, message_en, code FROM sheet_notes WHERE draft_id = ? AND idx BETWEEN ? AND ?`,
+			d.ID, v.Rows[0].Index, v.Rows[len(v.Rows)-1].Index)
+		if err == nil {
+			for ns.Next() {
+				var idx int
+				var sev, col, pt, en, code string
+				ns.Scan(&idx, &sev, &col, &pt, &en, &code)
+				ri, ok := byIdx[idx]
+				if !ok {
+					continue
+				}
+				m := pt
+				if lang == "en" && en != "" {
+					m = en
+				}
+				m += " [" + code + "]"
+				row := &v.Rows[ri]
+				if ci, ok := colIdx[col]; ok && col != "" && ci < len(row.Cells) {
+					c := &row.Cells[ci]
+					c.Messages = append(c.Messages, m)
+					if sev == pipeline.SevError {
+						c.Bad = true
+					} else {
+						c.Warned = true
+					}
+				} else {
+					row.Other = append(row.Other, m)
+				}
+			}
+			ns.Close()
+		}
+	}
+	link := func(page int) string {
+		q := url.Values{}
+		if v.Filter != "" {
+			q.Set("problema", v.Filter)
+		}
+		if v.OnlyBad {
+			q.Set("so", "erros")
+		}
+		q.Set("pagina", strconv.Itoa(page))
+		return fmt.Sprintf("/remessas/%d/validacao?%s", d.ID, q.Encode())
+	}
+	if v.Page > 1 {
+		v.PrevURL = link(v.Page - 1)
+	}
+	if v.Page < v.Pages {
+		v.NextURL = link(v.Page + 1)
+	}
+	p := s.page(r, ss, tr(lang, "val.title"), v)
+	p.Error, p.Status = msg, status
+	s.render(w, "validation", p)
+}
+
+// replaceSheet takes a corrected sheet: it replaces the stored one and the
+// remessa goes back to validation.
+func (s *Server) replaceSheet(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil || !s.editable(w, r, d) {
+		return
+	}
+	lang := langOf(r)
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		s.renderValidation(w, r, ss, d, uploadMsg(err, s.cfg.MaxUpload, lang), http.StatusBadRequest)
+		return
+	}
+	defer r.MultipartForm.RemoveAll()
+	file, hdr, err := r.FormFile("planilha")
+	if err != nil {
+		s.renderValidation(w, r, ss, d, tr(lang, "new.pickfile"), http.StatusBadRequest)
+		return
+	}
+	defer file.Close()
+	stored, err := storeUpload(s.draftDir(d.ID), file, hdr.Filename, s.cfg.MaxUpload)
+	if err != nil {
+		s.renderValidation(w, r, ss, d, uploadMsg(err, s.cfg.MaxUpload, lang), http.StatusBadRequest)
+		return
+	}
+	if d.JobUploaded && stored != d.InputFile {
+		raw, err := readFileLimited(s.draftJobPath(d.ID), 1<<20)
+		if err == nil {
+			raw, err = adoptJob(raw, stored)
+		}
+		if err == nil {
+			err = writeFileSync(s.draftJobPath(d.ID), raw)
+		}
+		if err != nil {
+			s.fail(w, r, http.StatusInternalServerError, msgInternal)
+			return
+		}
+	}
+	d.InputFile, d.InputName, d.CheckedSHA = stored, cleanName(hdr.Filename), ""
+	if err := s.writeJob(d); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	s.saveDraft(r.Context(), d)
+	s.audit(r.Context(), ss.User.ID, "planilha_substituida", fmt.Sprintf("remessa %d", d.ID))
+	http.Redirect(w, r, fmt.Sprintf("/remessas/%d/validacao", d.ID), http.StatusSeeOther)
+}
+
+// rejectedDownload gives the refused rows in the sheet's own format with a
+// Problema column (the same file a run writes as rejeitadas.*).
+func (s *Server) rejectedDownload(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil {
+		return
+	}
+	job, err := s.loadJob(d)
+	var v *pipeline.Validation
+	if err == nil {
+		v, err = pipeline.ValidateNotes(r.Context(), job)
+	}
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, s.cleanPaths(d, describeJobErr(err, langOf(r))))
+		return
+	}
+	tmp, err := os.CreateTemp(s.draftDir(d.ID), ".recusadas-*")
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	format, err := reports.WriteRejectedRows(tmp, reports.InputInfo{Path: job.InputFile, Sheet: job.Sheet}, reports.RejectedRows(v.Refused, langOf(r)), langOf(r))
+	if err != nil && !errors.Is(err, reports.ErrRowsNotFound) {
+		s.log.Error().Err(err).Msg("recusadas")
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	base := strings.TrimSuffix(d.InputName, filepath.Ext(d.InputName))
+	name := "recusadas-" + base + "." + format
+	types := map[string]string{"xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "csv": "text/csv; charset=utf-8", "yaml": "application/yaml; charset=utf-8"}
+	w.Header().Set("Content-Type", types[format])
+	w.Header().Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(name))
+	tmp.Seek(0, io.SeekStart)
+	io.Copy(w, tmp)
+}
+
+func readFileLimited(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s: arquivo grande demais", filepath.Base(path))
+	}
+	return b, err
+}

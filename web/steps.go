@@ -1,0 +1,221 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"remessa/pipeline"
+)
+
+// columnsPage shows each header of the sheet and the field it was matched
+// to (the pipeline's alias matching), with a select to change it, and the
+// required fields that have no column.
+func (s *Server) columnsPage(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil || !s.editable(w, r, d) {
+		return
+	}
+	s.renderColumns(w, r, ss, d, "", http.StatusOK)
+}
+
+func (s *Server) renderColumns(w http.ResponseWriter, r *http.Request, ss *session, d *Draft, msg string, status int) {
+	lang := langOf(r)
+	data := map[string]any{"Draft": d, "Step": 2}
+	job, err := s.loadJob(d)
+	if err == nil {
+		var cm *pipeline.ColumnMatch
+		cm, err = pipeline.MatchColumns(job)
+		data["Match"] = cm
+	}
+	if err != nil {
+		data["Problem"] = describeJobErr(err, lang)
+	}
+	p := s.page(r, ss, tr(lang, "cols.title"), data)
+	p.Error, p.Status = msg, status
+	s.render(w, "columns", p)
+}
+
+func (s *Server) saveColumns(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil || !s.editable(w, r, d) {
+		return
+	}
+	if d.JobUploaded {
+		http.Redirect(w, r, fmt.Sprintf("/remessas/%d/validacao", d.ID), http.StatusSeeOther)
+		return
+	}
+	job, err := s.loadJob(d)
+	if err != nil {
+		s.renderColumns(w, r, ss, d, describeJobErr(err, langOf(r)), http.StatusBadRequest)
+		return
+	}
+	cm, err := pipeline.MatchColumns(job)
+	if err != nil && cm == nil {
+		s.renderColumns(w, r, ss, d, describeJobErr(err, langOf(r)), http.StatusBadRequest)
+		return
+	}
+	valid := map[string]bool{}
+	for _, f := range cm.Fields {
+		valid[f.ID] = true
+	}
+	cols := map[string]string{}
+	seen := map[string]string{}
+	for i, h := range cm.Headers {
+		f := r.PostFormValue("col_" + strconv.Itoa(i))
+		if f == "" {
+			continue
+		}
+		if !valid[f] {
+			s.renderColumns(w, r, ss, d, fmt.Sprintf(tr(langOf(r), "cols.badfield"), h.Header), http.StatusBadRequest)
+			return
+		}
+		if other, dup := seen[f]; dup {
+			s.renderColumns(w, r, ss, d, fmt.Sprintf(tr(langOf(r), "cols.twice"), other, h.Header), http.StatusBadRequest)
+			return
+		}
+		seen[f] = h.Header
+		if h.Field != f || h.Override {
+			cols[f] = h.Header
+		}
+	}
+	d.Columns = cols
+	if err := s.writeJob(d); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	s.saveDraft(r.Context(), d)
+	http.Redirect(w, r, fmt.Sprintf("/remessas/%d/configuracao", d.ID), http.StatusSeeOther)
+}
+
+// settingsPage is the form for everything the job says for the kind.
+func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil || !s.editable(w, r, d) {
+		return
+	}
+	if d.JobUploaded {
+		http.Redirect(w, r, fmt.Sprintf("/remessas/%d/validacao", d.ID), http.StatusSeeOther)
+		return
+	}
+	s.renderSettings(w, r, ss, d, nil, http.StatusOK)
+}
+
+// settingsView is the settings page's data.
+type settingsView struct {
+	Draft    *Draft
+	S        Settings
+	Step     int
+	Errs     map[string][]string // form field -> messages
+	General  []string            // messages about no field of the form
+	Accounts []Account
+}
+
+// Err is the first message about field f.
+func (v settingsView) Err(f string) []string { return v.Errs[f] }
+
+func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, ss *session, d *Draft, jerr error, status int) {
+	lang := langOf(r)
+	v := settingsView{Draft: d, S: d.Settings, Step: 3, Errs: map[string][]string{}}
+	if jerr != nil {
+		var je *pipeline.JobError
+		if errors.As(jerr, &je) {
+			for _, p := range je.Problems {
+				msg := p.Message
+				if lang == "en" && p.MessageEN != "" {
+					msg = p.MessageEN
+				}
+				if f := fieldOfPointer(p.Pointer); f != "" {
+					v.Errs[f] = append(v.Errs[f], msg)
+				} else {
+					v.General = append(v.General, msg)
+				}
+			}
+		} else {
+			v.General = append(v.General, describeJobErr(jerr, lang))
+		}
+	}
+	p := s.page(r, ss, tr(lang, "set.title"), v)
+	p.Status = status
+	s.render(w, "settings", p)
+}
+
+func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil || !s.editable(w, r, d) {
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, http.StatusBadRequest, tr(langOf(r), "new.badupload"))
+		return
+	}
+	d.Settings = settingsFromForm(r.PostForm)
+	if err := s.writeJob(d); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	s.saveDraft(r.Context(), d)
+	if _, err := s.loadJob(d); err != nil {
+		s.renderSettings(w, r, ss, d, err, http.StatusBadRequest)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/remessas/%d/validacao", d.ID), http.StatusSeeOther)
+}
+
+// jobDownload gives the remessa's job file with input.file naming the
+// sheet as the user called it, so the two side by side run with
+// `remessa run job.yaml` unchanged.
+func (s *Server) jobDownload(w http.ResponseWriter, r *http.Request, ss *session) {
+	d := s.draftFor(w, r, ss)
+	if d == nil {
+		return
+	}
+	var b []byte
+	var err error
+	if d.JobUploaded {
+		var raw []byte
+		raw, err = readFileLimited(s.draftJobPath(d.ID), 1<<20)
+		if err == nil {
+			b, err = adoptJob(raw, d.InputName)
+		}
+	} else {
+		b, err = jobYAML(d.Kind, d.Settings, d.InputName, "", d.Columns)
+	}
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
+	w.Header().Set("Content-Disposition", "attachment; filename=\"job.yaml\"")
+	w.Write(b)
+}
+
+// describeJobErr says why a job or its sheet cannot be used, in the
+// page's language (the pipeline's own messages, with file and position).
+func describeJobErr(err error, lang string) string {
+	rep := pipeline.NewValidationReport("job.yaml", nil, nil, err)
+	var msgs []string
+	for _, p := range rep.JobProblems {
+		m := p.Message
+		if lang == "en" && p.MessageEN != "" {
+			m = p.MessageEN
+		}
+		msgs = append(msgs, m)
+	}
+	if fp := rep.FileProblem; fp != nil {
+		m := fp.Message
+		if lang == "en" && fp.MessageEN != "" {
+			m = fp.MessageEN
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) == 0 {
+		return err.Error()
+	}
+	out := msgs[0]
+	for _, m := range msgs[1:] {
+		out += "; " + m
+	}
+	return out
+}
