@@ -46,7 +46,7 @@ var funcs = template.FuncMap{
 
 func loadPages() (*pages, error) {
 	p := &pages{m: map[string]*template.Template{}}
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/steps.html")
 	if err != nil {
 		return nil, fmt.Errorf("modelos: %w", err)
 	}
@@ -56,7 +56,7 @@ func loadPages() (*pages, error) {
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(strings.TrimPrefix(f, "templates/"), ".html")
-		if name == "layout" {
+		if name == "layout" || name == "steps" {
 			continue
 		}
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, f)

@@ -1,0 +1,90 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitRun waits until run id ends (or the deadline) and returns it.
+func waitRun(t testing.TB, srv *Server, id int64, within time.Duration) *runRecord {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r, err := srv.loadRun(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runFinished(r.Status) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %d still %s after %s: %s", id, r.Status, within, r.Message)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func readSample(t testing.TB, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestFlowCarnetsHTTP goes through the whole remessa flow without a
+// browser: upload the school's sheet, keep the matched columns, set the
+// carnets, validate, plan, run on the embedded service, and fetch a PDF.
+func TestFlowCarnetsHTTP(t *testing.T) {
+	srv := startServer(t)
+	c := login(t, srv, "admin", testAdminPassword)
+	r := c.postMultipart("/remessas", url.Values{"kind": {"carnets"}, "account": {"1"}},
+		upload{Field: "planilha", Name: "alunos.xlsx", Data: readSample(t, "../samples/escola/alunos.xlsx")})
+	if r.Status != http.StatusOK || !strings.HasSuffix(r.URL.Path, "/colunas") {
+		t.Fatalf("upload: %d at %s: %s", r.Status, r.URL.Path, r.Body)
+	}
+	for _, want := range []string{"Responsável", "Mensalidade", "Matrícula"} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("columns page lacks header %q", want)
+		}
+	}
+	base := strings.TrimSuffix(r.URL.Path, "/colunas")
+	r = c.postForm(base+"/colunas", nil)
+	if r.Status != http.StatusOK || !strings.HasSuffix(r.URL.Path, "/configuracao") {
+		t.Fatalf("columns: %d at %s", r.Status, r.URL.Path)
+	}
+	r = c.postForm(base+"/configuracao", url.Values{"name": {"Mensalidades 2027"}, "repeats": {"12"}, "due": {"dia 10 do próximo mês"},
+		"fine": {"2%"}, "interest": {"0,033%"}, "on_invalid": {"stop"}})
+	if r.Status != http.StatusOK || !strings.HasSuffix(r.URL.Path, "/validacao") {
+		t.Fatalf("settings: %d at %s: %s", r.Status, r.URL.Path, r.Body)
+	}
+	if !strings.Contains(r.Body, `data-count="refused">0<`) || !strings.Contains(r.Body, `data-count="rows">40<`) {
+		t.Fatalf("validation counts wrong: %s", r.Body)
+	}
+	r = c.get(base + "/plano")
+	if r.Status != http.StatusOK || !strings.Contains(r.Body, `data-count="accepted">40<`) {
+		t.Fatalf("plan: %d %s", r.Status, r.Body)
+	}
+	r = c.postForm(base+"/executar", nil)
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.URL.Path, "/execucoes/") {
+		t.Fatalf("confirm: %d at %s: %s", r.Status, r.URL.Path, r.Body)
+	}
+	run := waitRun(t, srv, 1, 90*time.Second)
+	if run.Status != "done" {
+		t.Fatalf("run ended %s: %s", run.Status, run.Message)
+	}
+	r = c.get("/execucoes/1")
+	if !strings.Contains(r.Body, "/execucoes/1/documento/0") || !strings.Contains(r.Body, "relatorio.xlsx") {
+		t.Fatalf("results page lacks the documents or downloads")
+	}
+	r = c.get("/execucoes/1/documento/0")
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.Body, "%PDF") {
+		t.Fatalf("carnet PDF: %d %q", r.Status, r.Body[:min(40, len(r.Body))])
+	}
+}
