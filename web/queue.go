@@ -153,6 +153,7 @@ func (s *Server) embedded() (*sandbox.Running, error) {
 		return nil, err
 	}
 	s.embed = rn
+	s.log.Info().Str("url", rn.URL).Str("dados", s.sandboxDir()).Msg("serviço embutido iniciado")
 	return rn, nil
 }
 
