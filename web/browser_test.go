@@ -13,7 +13,11 @@ package web
 //	status := browserGo(t, ctx, srv.URL+"/x")             // navigate and wait for the load; HTTP status
 //	status = browserClick(t, ctx, "form[action='/sair'] button") // click what navigates; waits; status
 //	browserWait(t, ctx, ".badge.done")       // wait (up to 15 s) until a selector is visible
+//	browserWaitText(t, ctx, "[data-k=status]", "concluída", time.Minute) // poll a self-updating page
+//	browserType(t, ctx, "input[name=x]", "text"); browserSelect(t, ctx, "select[name=y]", "v")
+//	browserUpload(t, ctx, "input[type=file]", "/abs/planilha.xlsx")
 //	browserText(t, ctx, "h1"), browserHas(t, ctx, ".error"), browserPath(t, ctx)
+//	rec := browserErrors(t, ctx); ...; browserCheckConsole(t, rec) // no script exception or CSP refusal
 //	shot(t, ctx, "home-390")                 // full-page PNG into $REMESSA_SCREENSHOTS or a kept temp folder
 //	u := btLogin(t, srv, "admin", adminTestPassword)     // net/http client with a session and its CSRF token
 //	resp := u.post(t, "/sair", nil, true)    // POST a form with (or without) the token; redirects not followed
@@ -22,6 +26,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -35,7 +40,9 @@ import (
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -120,6 +127,64 @@ func newBrowser(t testing.TB) context.Context {
 	return ctx
 }
 
+// browserErrors starts recording what a person would see in the
+// browser's console as a problem: uncaught script exceptions and error
+// entries (a Content-Security-Policy refusal, a failed resource load). The
+// returned func gives what was recorded so far.
+func browserErrors(t testing.TB, ctx context.Context) func() []string {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	add := func(s string) {
+		mu.Lock()
+		got = append(got, s)
+		mu.Unlock()
+	}
+	exceptions := chromedp.Events(ctx, runtime.ExceptionThrown)
+	entries := chromedp.Events(ctx, cdplog.EntryAdded)
+	go func() {
+		for ev, err := range exceptions {
+			if err != nil {
+				return
+			}
+			if d := ev.ExceptionDetails; d != nil {
+				msg := d.Text
+				if d.Exception != nil && d.Exception.Description != "" {
+					msg += " " + d.Exception.Description
+				}
+				add(fmt.Sprintf("exception at %s:%d: %s", d.URL, d.LineNumber+1, msg))
+			}
+		}
+	}()
+	go func() {
+		for ev, err := range entries {
+			if err != nil {
+				return
+			}
+			if e := ev.Entry; e != nil && e.Level == cdplog.EntryLevelError {
+				add(fmt.Sprintf("%s error: %s (%s)", e.Source, e.Text, e.URL))
+			}
+		}
+	}()
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
+}
+
+// browserCheckConsole fails the test for every script exception and
+// every console error other than a network one (an expected 401 or 404 of
+// a page is logged as a network error) that rec recorded.
+func browserCheckConsole(t testing.TB, rec func() []string) {
+	t.Helper()
+	for _, e := range rec() {
+		if !strings.HasPrefix(e, "network error:") {
+			t.Errorf("browser console: %s", e)
+		}
+	}
+}
+
 // browserViewport sets the window width in CSS pixels (390 is a phone,
 // 1280 a laptop); the height is 844 for narrow windows, else 800.
 func browserViewport(t testing.TB, ctx context.Context, width int64) {
@@ -198,6 +263,59 @@ func browserWait(t testing.TB, ctx context.Context, sel string) {
 	defer cancel()
 	if err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
 		t.Fatalf("wait for %s on %s: %v", sel, browserPath(t, ctx), err)
+	}
+}
+
+// browserWaitText waits up to timeout for the text of the first element
+// matching sel to contain want (for pages that update themselves, as a
+// run's progress does) and returns that text.
+func browserWaitText(t testing.TB, ctx context.Context, sel, want string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	expr := "(e => e ? e.innerText : null)(document.querySelector(" + jsString(sel) + "))"
+	last := "(no such element)"
+	for {
+		// a page that reloads itself can be between documents: retry
+		if v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](expr)); err == nil && v != nil {
+			last = strings.TrimSpace(*v)
+			if strings.Contains(last, want) {
+				return last
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("waited %v for %s on %s to contain %q; it shows %q", timeout, sel, browserPath(t, ctx), want, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// browserUpload puts files (absolute paths) into the file input matching sel.
+func browserUpload(t testing.TB, ctx context.Context, sel string, files ...string) {
+	t.Helper()
+	if !browserHas(t, ctx, sel) {
+		t.Fatalf("upload into %s: no such element on %s", sel, browserPath(t, ctx))
+	}
+	for i, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i] = abs
+	}
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(sel), files)); err != nil {
+		t.Fatalf("upload into %s: %v", sel, err)
+	}
+}
+
+// browserSelect picks value in the <select> (or sets the value of the
+// input) matching sel and fires input and change, as a person's choice does.
+func browserSelect(t testing.TB, ctx context.Context, sel, value string) {
+	t.Helper()
+	ok := browserEval[bool](t, ctx, "(e => { if (!e) return false; e.value = "+jsString(value)+
+		"; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); return e.value === "+
+		jsString(value)+"; })(document.querySelector("+jsString(sel)+"))")
+	if !ok {
+		t.Fatalf("choose %q in %s on %s: no such element or option", value, sel, browserPath(t, ctx))
 	}
 }
 
@@ -496,8 +614,9 @@ func btCookie(resp *http.Response, name string) *http.Cookie {
 // ---- the tests ----
 
 func TestBrowserLogin(t *testing.T) {
+	ctx := newBrowser(t) // first: skips at once without Chromium
 	srv := btServer(t)
-	ctx := newBrowser(t)
+	consoleErrors := browserErrors(t, ctx)
 	browserAcceptLanguage(t, ctx, "pt-BR,pt;q=0.9")
 
 	// The sign-in page, wide and narrow.
@@ -580,6 +699,9 @@ func TestBrowserLogin(t *testing.T) {
 	}
 	old := c.Value
 
+	// No script failed and the Content-Security-Policy refused nothing.
+	browserCheckConsole(t, consoleErrors)
+
 	// Sign out: back to /entrar, and the old cookie opens nothing.
 	if st := browserClick(t, ctx, "header form[action='/sair'] button"); st != http.StatusOK {
 		t.Errorf("sign out: status %d", st)
@@ -617,6 +739,8 @@ func TestBrowserLanguage(t *testing.T) {
 
 	t.Run("choice", func(t *testing.T) {
 		ctx := newBrowser(t)
+		consoleErrors := browserErrors(t, ctx)
+		defer browserCheckConsole(t, consoleErrors)
 		browserAcceptLanguage(t, ctx, "pt-BR,pt;q=0.9")
 		browserGo(t, ctx, srv.URL+"/entrar")
 		if h := browserText(t, ctx, "main h1"); h != "Entrar" {
