@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -543,5 +544,71 @@ func TestAdminAccountBadInput(t *testing.T) {
 	r := admin.postMultipart("/admin/contas", base("senha_certificado", "senha-p12", "base_url", "http://127.0.0.1:9999"), upload{"certificado", "x.p12", good})
 	if r.Status != http.StatusOK {
 		t.Errorf("good account: %d\n%.600s", r.Status, r.Body)
+	}
+}
+
+// TestAdminTexts: every text the admin pages and handlers use is in dict
+// in Portuguese and English, and no page shows a bare key.
+func TestAdminTexts(t *testing.T) {
+	for k, v := range adminDict {
+		if v[0] == "" || v[1] == "" {
+			t.Errorf("%s lacks a language: %q", k, v)
+		}
+		if strings.Count(v[0], "%") != strings.Count(v[1], "%") {
+			t.Errorf("%s: the languages take different arguments", k)
+		}
+	}
+	keyUse := regexp.MustCompile(`(?:\.Tf? |tr\(lang, )"([a-z_.]+)"`)
+	files, _ := templateFS.ReadDir("templates")
+	var sources []string
+	for _, f := range files {
+		if strings.HasPrefix(f.Name(), "admin_") {
+			b, _ := templateFS.ReadFile("templates/" + f.Name())
+			sources = append(sources, string(b))
+		}
+	}
+	if src, err := os.ReadFile("admin.go"); err == nil {
+		sources = append(sources, string(src))
+	} else {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, src := range sources {
+		for _, m := range keyUse.FindAllStringSubmatch(src, -1) {
+			n++
+			if _, ok := dict[m[1]]; !ok {
+				t.Errorf("text %q is not in dict", m[1])
+			}
+		}
+	}
+	if n < 50 {
+		t.Errorf("found only %d text uses; is the pattern right?", n)
+	}
+	for _, r := range Roles {
+		for _, k := range []string{"role." + string(r), "role." + string(r) + ".hint"} {
+			if _, ok := dict[k]; !ok {
+				t.Errorf("%s is not in dict", k)
+			}
+		}
+	}
+
+	srv := startServer(t)
+	admin := login(t, srv, "admin", testAdminPassword)
+	admin.postMultipart("/admin/contas", url.Values{"nome": {"Loja"}, "servico": {"sandbox"}})
+	bare := regexp.MustCompile(`\b(admin|role|service|flash|err)\.[a-z_]+`)
+	for _, lang := range []string{"pt", "en"} {
+		for _, p := range []string{"/admin/usuarios", "/admin/usuarios/1", "/admin/contas", "/admin/contas/1", "/admin/contas/2"} {
+			r := admin.get(p + "?lang=" + lang)
+			if r.Status != http.StatusOK {
+				t.Errorf("%s in %s: %d", p, lang, r.Status)
+			}
+			if m := bare.FindString(r.Body); m != "" {
+				t.Errorf("%s in %s shows the bare key %q", p, lang, m)
+			}
+		}
+	}
+	r := admin.postForm("/admin/usuarios?lang=en", url.Values{"usuario": {"X"}, "papel": {"viewer"}, "senha": {"curta"}})
+	if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "Invalid username") || !strings.Contains(r.Body, "10 to 72") {
+		t.Errorf("English errors: %d", r.Status)
 	}
 }
