@@ -12,6 +12,7 @@ package web
 //	browserLogin(t, ctx, srv, "admin", adminTestPassword) // through the real form, waits for the home page
 //	status := browserGo(t, ctx, srv.URL+"/x")             // navigate and wait for the load; HTTP status
 //	status = browserClick(t, ctx, "form[action='/sair'] button") // click what navigates; waits; status
+//	browserTap(t, ctx, "input[name=kind][value=carnets]")        // click what does not navigate (radio, checkbox)
 //	browserWait(t, ctx, ".badge.done")       // wait (up to 15 s) until a selector is visible
 //	browserWaitText(t, ctx, "[data-k=status]", "concluída", time.Minute) // poll a self-updating page
 //	browserType(t, ctx, "input[name=x]", "text"); browserSelect(t, ctx, "select[name=y]", "v")
@@ -241,6 +242,20 @@ func browserClick(t testing.TB, ctx context.Context, sel string) int64 {
 		return 0
 	}
 	return resp.Status
+}
+
+// browserTap clicks the first element matching sel without waiting for a
+// new page (a radio button, a checkbox, a button handled by a script). Use
+// browserClick for what navigates: browserClick waits for a page load,
+// which a radio button never causes.
+func browserTap(t testing.TB, ctx context.Context, sel string) {
+	t.Helper()
+	if !browserHas(t, ctx, sel) {
+		t.Fatalf("tap %s: no such element on %s", sel, browserPath(t, ctx))
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("tap %s: %v", sel, err)
+	}
 }
 
 // browserType types text into the field matching sel (with key events).
