@@ -463,6 +463,11 @@ func (s *Server) adminSaveUser(w http.ResponseWriter, r *http.Request, ss *sessi
 	}
 	detail += fmt.Sprintf(" contas=%q", strings.Join(names, ","))
 	s.audit(ctx, ss.User.ID, "usuario.editar", detail)
+	if id == ss.User.ID && (role != RoleAdmin || disabled) {
+		// an admin who gave up their own admin role (or account) goes home
+		http.Redirect(w, r, "/?ok=saved", http.StatusSeeOther)
+		return
+	}
 	http.Redirect(w, r, fmt.Sprintf("/admin/usuarios/%d?ok=saved", id), http.StatusSeeOther)
 }
 

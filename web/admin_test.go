@@ -275,6 +275,16 @@ func TestAdminLastAdmin(t *testing.T) {
 	if r := chefe.postForm("/admin/usuarios/1", url.Values{"papel": {"viewer"}}); r.Status != http.StatusOK {
 		t.Fatalf("demote with another admin: %d", r.Status)
 	}
+	// chefe gives up admin, then admin is the only one again; admin leaves
+	// admin to chefe by demoting themselves and lands on the home page
+	admin2 := login(t, srv, "admin", testAdminPassword)
+	if r := admin2.get("/admin/usuarios"); r.Status != http.StatusForbidden {
+		t.Fatalf("viewer on the admin pages: %d", r.Status)
+	}
+	chefe.postForm("/admin/usuarios/1", url.Values{"papel": {"admin"}})
+	if r := admin2.postForm("/admin/usuarios/1", url.Values{"papel": {"operator"}}); r.Status != http.StatusOK || r.URL.Path != "/" {
+		t.Fatalf("self-demotion: status %d at %s", r.Status, r.URL.Path)
+	}
 	if admin.get("/admin/usuarios").Status != http.StatusForbidden {
 		t.Error("demoted admin still opens the admin pages")
 	}
