@@ -21,6 +21,9 @@ func (s *Server) routes() {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		fileServer.ServeHTTP(w, r)
 	}))
+	m.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
+	})
 	m.HandleFunc("GET /entrar", s.loginPage)
 	m.HandleFunc("POST /entrar", s.login)
 	m.HandleFunc("POST /sair", s.guard(RoleViewer, s.logout))

@@ -253,7 +253,6 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'self'; form-action 'self'; base-uri 'none'")
 		if l := r.URL.Query().Get("lang"); l == "pt" || l == "en" {
 			http.SetCookie(w, &http.Cookie{Name: langCookie, Value: l, Path: "/", MaxAge: 365 * 86400, SameSite: http.SameSiteLaxMode, HttpOnly: true})
-			r.AddCookie(&http.Cookie{Name: langCookie, Value: l})
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload+1<<20)
 		next.ServeHTTP(w, r)

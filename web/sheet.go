@@ -17,6 +17,7 @@ import (
 
 	"remessa/formats"
 	"remessa/pipeline"
+	"remessa/pipeline/results"
 	"remessa/reports"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) validateDraft(ctx context.Context, d *Draft) (*sheetInfo, error
 	job, err := s.loadJob(d)
 	var v *pipeline.Validation
 	if err == nil {
-		v, err = pipeline.ValidateNotes(ctx, job)
+		v, err = validateKeepRefused(ctx, job)
 	}
 	if err != nil {
 		info.Problem = s.cleanPaths(d, describeJobErr(err, "pt"))
@@ -425,7 +426,7 @@ func (s *Server) rejectedDownload(w http.ResponseWriter, r *http.Request, ss *se
 	job, err := s.loadJob(d)
 	var v *pipeline.Validation
 	if err == nil {
-		v, err = pipeline.ValidateNotes(r.Context(), job)
+		v, err = validateKeepRefused(r.Context(), job)
 	}
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, s.cleanPaths(d, describeJobErr(err, langOf(r))))
@@ -464,4 +465,19 @@ func readFileLimited(path string, max int64) ([]byte, error) {
 		err = fmt.Errorf("%s: arquivo grande demais", filepath.Base(path))
 	}
 	return b, err
+}
+
+// validateKeepRefused is pipeline.ValidateNotes keeping the refused rows
+// too: memory grows with the problems found, never with the sheet.
+func validateKeepRefused(ctx context.Context, job *pipeline.Job) (*pipeline.Validation, error) {
+	v := &pipeline.Validation{Job: job}
+	sum, err := pipeline.ValidateStream(ctx, job, pipeline.Handler{
+		Note:    func(n pipeline.Note) { v.Notes = append(v.Notes, n) },
+		Refused: func(r *results.Row) error { v.Refused = append(v.Refused, *r); return nil },
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.Summary = *sum
+	return v, nil
 }
