@@ -200,11 +200,21 @@ func csvValue(c cell, excel bool) string {
 		}
 		return c.s
 	}
-	if excel && c.s != "" {
-		switch c.s[0] {
-		case '=', '+', '-', '@', '\t', '\r':
-			return "'" + c.s
-		}
+	if excel {
+		return defuseFormula(c.s)
 	}
 	return c.s
+}
+
+// defuseFormula gives text that a spreadsheet would take for a formula (a
+// leading = + - @, tab or carriage return) a leading apostrophe, so it
+// opens as the text it is (a payer named =HYPERLINK(...) stays a name).
+func defuseFormula(s string) string {
+	if s != "" {
+		switch s[0] {
+		case '=', '+', '-', '@', '\t', '\r':
+			return "'" + s
+		}
+	}
+	return s
 }

@@ -266,9 +266,13 @@ func rejectedCSV(w io.Writer, rd formats.Reader, want map[int]string, lang strin
 	rec := make([]string, len(src.Headers)+1)
 	err := eachRejected(rd, want, func(row formats.Row, msg string) error {
 		for i := range src.Headers {
-			rec[i] = row.Get(i).Raw
+			c := row.Get(i)
+			rec[i] = c.Raw
+			if c.Kind == formats.KindText && !isNumberText(c.Raw) {
+				rec[i] = defuseFormula(c.Raw)
+			}
 		}
-		rec[len(src.Headers)] = msg
+		rec[len(src.Headers)] = defuseFormula(msg)
 		return cw.Write(rec)
 	})
 	cw.Flush()
@@ -419,4 +423,25 @@ func yamlScalar(c formats.Cell) *yaml.Node {
 		n.Tag = "!!str"
 	}
 	return n
+}
+
+// isNumberText reports whether s reads as a number as typed in a sheet
+// ("-10,50", "+5"), which a leading sign does not make a formula.
+func isNumberText(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	if s[0] == '-' || s[0] == '+' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && r != ',' && r != '.' {
+			return false
+		}
+	}
+	return true
 }

@@ -127,7 +127,7 @@ func (s *Server) runOptions(ctx context.Context, r *runRecord) (run.Options, fun
 	cleanup := func() {}
 	opts := run.Options{RunsDir: s.runsDir(), RunID: r.RunID, Service: acc.Service, Yes: true, Again: r.Again,
 		BaseURL: acc.BaseURL, PixBaseURL: acc.PixBaseURL, Lang: "pt", Observe: s.observer(r.ID), Now: s.cfg.Now,
-		Getenv: func(string) (string, bool) { return "", false }}
+		Getenv: noEnv, Operator: r.By + " (remessa web)"}
 	if acc.Service == "embedded" {
 		rn, err := s.embedded()
 		if err != nil {

@@ -14,6 +14,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -65,6 +66,9 @@ type Options struct {
 	SettleDelay time.Duration
 	PollMax     time.Duration // longest wait between batch polls (default 2 s)
 	Timeout     time.Duration // per HTTP attempt (default 60 s)
+	// Operator names who started the run in its reports; default the
+	// system user (the web app gives the signed-in user).
+	Operator string
 	// StopAfter stops the run cleanly after that many creation calls (tests).
 	StopAfter int
 	// Observe, when set, is called with how the run stands: every 500 ms
@@ -259,7 +263,7 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		InputSheet: job.Sheet, InputSHA256: inputSHA, Kind: job.Kind, Service: job.Service, BaseURL: opts.BaseURL,
 		PixBaseURL: opts.PixBaseURL, SandboxDir: sandboxDir, StartedAt: opts.now().UTC().Format(time.RFC3339),
 		Formats: job.Reports.Formats, Lang: job.Reports.Lang, Concurrency: job.Concurrency, Rates: job.Rate, Quota: job.Quota,
-		Operator: operator(), BatchDesc: batchDesc(job)}
+		Operator: cmp.Or(opts.Operator, operator()), BatchDesc: batchDesc(job)}
 	if m.BaseURL == "" && job.Endpoint.BaseURL != "" {
 		m.BaseURL = job.Endpoint.BaseURL
 	}
