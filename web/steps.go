@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 
 	"remessa/pipeline"
+	"remessa/pipeline/results"
 )
 
 // columnsPage shows each header of the sheet and the field it was matched
@@ -23,7 +25,7 @@ func (s *Server) columnsPage(w http.ResponseWriter, r *http.Request, ss *session
 func (s *Server) renderColumns(w http.ResponseWriter, r *http.Request, ss *session, d *Draft, msg string, status int) {
 	lang := langOf(r)
 	data := map[string]any{"Draft": d, "Step": 2}
-	job, err := s.loadJob(d)
+	job, err := s.columnsJob(d)
 	if err == nil {
 		var cm *pipeline.ColumnMatch
 		cm, err = pipeline.MatchColumns(job)
@@ -37,6 +39,28 @@ func (s *Server) renderColumns(w http.ResponseWriter, r *http.Request, ss *sessi
 	s.render(w, "columns", p)
 }
 
+// columnsJob is the draft's job for the columns step. The columns come
+// before the settings, so a setting still empty there (a cobv's receiving
+// Pix key, which the job file requires) must not keep the sheet's columns
+// from being matched: a placeholder key stands in for it, here only.
+func (s *Server) columnsJob(d *Draft) (*pipeline.Job, error) {
+	if d.JobUploaded || d.Kind != results.Cobv || d.Settings.Chave != "" {
+		return s.loadJob(d)
+	}
+	st := d.Settings
+	st.Chave = "chave@example.com"
+	b, err := jobYAML(d.Kind, st, d.InputFile, "", d.Columns)
+	if err != nil {
+		return nil, err
+	}
+	p := s.draftJobPath(d.ID)
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		abs = p
+	}
+	return pipeline.LoadBytes(p, abs, b, pipeline.LoadOptions{Now: s.cfg.Now, Getenv: noEnv})
+}
+
 func (s *Server) saveColumns(w http.ResponseWriter, r *http.Request, ss *session) {
 	d := s.draftFor(w, r, ss)
 	if d == nil || !s.editable(w, r, d) {
@@ -46,7 +70,7 @@ func (s *Server) saveColumns(w http.ResponseWriter, r *http.Request, ss *session
 		http.Redirect(w, r, fmt.Sprintf("/remessas/%d/validacao", d.ID), http.StatusSeeOther)
 		return
 	}
-	job, err := s.loadJob(d)
+	job, err := s.columnsJob(d)
 	if err != nil {
 		s.renderColumns(w, r, ss, d, describeJobErr(err, langOf(r)), http.StatusBadRequest)
 		return
