@@ -54,9 +54,11 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, ss *session) {
 	}
 	rows.Close()
 	if ss.User.Role.Allows(RoleOperator) {
+		// NOT IN reads runs once (runs.draft_id has no index: NOT EXISTS
+		// scanned every run for every remessa, 40 ms at 1,000 runs)
 		rows, err = s.db.QueryContext(ctx, `SELECT d.id, d.updated_at, d.input_name, d.kind, a.name, d.rows, u.username
 			FROM drafts d JOIN accounts a ON a.id = d.account_id JOIN users u ON u.id = d.created_by
-			WHERE `+acc.where("d.account_id")+` AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.draft_id = d.id)
+			WHERE `+acc.where("d.account_id")+` AND d.id NOT IN (SELECT draft_id FROM runs)
 			ORDER BY d.updated_at DESC LIMIT 20`, acc.args...)
 		if err == nil {
 			for rows.Next() {

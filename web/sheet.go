@@ -30,6 +30,12 @@ type sheetInfo struct {
 	Headers []string `json:"headers"`
 	Columns []string `json:"columns"`
 	Problem string   `json:"problem,omitempty"` // the job or the file cannot be used
+	// Stored and Bad count the rows kept in sheet_rows and those marked
+	// bad, so a page of the table does not count 100,000 rows; Counted
+	// says they were set (a remessa validated before counts them per page).
+	Stored  int  `json:"stored,omitempty"`
+	Bad     int  `json:"bad,omitempty"`
+	Counted bool `json:"counted,omitempty"`
 }
 
 // validateDraft validates the remessa's job and sheet with the pipeline
@@ -84,20 +90,33 @@ func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd f
 			return err
 		}
 	}
-	ib, _ := json.Marshal(info)
-	if _, err := tx.ExecContext(ctx, `UPDATE drafts SET columns = json_set(columns, '$.__sheet', json(?)) WHERE id = ?`, string(ib), d.ID); err != nil {
-		return err
-	}
+	info.Stored, info.Bad, info.Counted = 0, 0, true
 	if rd != nil {
 		bad := map[int]bool{}
 		for _, rr := range v.Refused {
 			bad[rr.Index] = true
 		}
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO sheet_rows (draft_id, idx, row_num, cells, bad) VALUES (?, ?, ?, ?, ?)`)
+		// rows go in sheetBatch at a time: one statement per row costs
+		// more than the sheet's reading on 100,000 rows
+		insert := func(n int) string {
+			return `INSERT INTO sheet_rows (draft_id, idx, row_num, cells, bad) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", n), ", ")
+		}
+		ins, err := tx.PrepareContext(ctx, insert(sheetBatch))
 		if err != nil {
 			return err
 		}
 		defer ins.Close()
+		args := make([]any, 0, 5*sheetBatch)
+		flush := func() error {
+			var err error
+			if len(args) == 5*sheetBatch {
+				_, err = ins.ExecContext(ctx, args...)
+			} else if len(args) > 0 {
+				_, err = tx.ExecContext(ctx, insert(len(args)/5), args...)
+			}
+			args = args[:0]
+			return err
+		}
 		vals := make([]string, 0, len(info.Headers))
 		var buf []byte
 		for idx := 0; ; idx++ {
@@ -124,10 +143,18 @@ func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd f
 			b := 0
 			if bad[idx] {
 				b = 1
+				info.Bad++
 			}
-			if _, err := ins.ExecContext(ctx, d.ID, idx, row.Number, string(buf), b); err != nil {
-				return err
+			info.Stored++
+			args = append(args, d.ID, idx, row.Number, string(buf), b)
+			if len(args) == 5*sheetBatch {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
+		}
+		if err := flush(); err != nil {
+			return err
 		}
 		note, err := tx.PrepareContext(ctx, `INSERT INTO sheet_notes (draft_id, idx, severity, code, col, field, message, message_en) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
@@ -140,8 +167,15 @@ func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd f
 			}
 		}
 	}
+	ib, _ := json.Marshal(info)
+	if _, err := tx.ExecContext(ctx, `UPDATE drafts SET columns = json_set(columns, '$.__sheet', json(?)) WHERE id = ?`, string(ib), d.ID); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
+
+// sheetBatch is how many rows one INSERT into sheet_rows carries.
+const sheetBatch = 100
 
 // displayCell is a cell as the table shows it: dates as dd/mm/aaaa, the
 // rest as typed in the file.
@@ -261,9 +295,18 @@ func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *se
 	case v.OnlyBad:
 		where += ` AND bad = 1`
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sheet_rows WHERE `+where, args...).Scan(&v.Matching); err != nil {
-		s.fail(w, r, http.StatusInternalServerError, msgInternal)
-		return
+	// the plain table's and the bad rows' counts were kept by the
+	// validation (counting them is a scan of every stored row)
+	switch {
+	case info.Counted && v.Filter == "" && !v.OnlyBad:
+		v.Matching = info.Stored
+	case info.Counted && v.Filter == "" && v.OnlyBad:
+		v.Matching = info.Bad
+	default:
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sheet_rows WHERE `+where, args...).Scan(&v.Matching); err != nil {
+			s.fail(w, r, http.StatusInternalServerError, msgInternal)
+			return
+		}
 	}
 	v.Pages = (v.Matching + pageSize - 1) / pageSize
 	v.Page, _ = strconv.Atoi(r.URL.Query().Get("pagina"))
@@ -283,6 +326,9 @@ func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *se
 	} else {
 		q = `SELECT idx, row_num, cells, bad FROM sheet_rows WHERE ` + where + ` ORDER BY idx LIMIT ? OFFSET ?`
 		qargs = append(qargs, pageSize, (v.Page-1)*pageSize)
+	}
+	if v.Matching == 0 {
+		q, qargs = `SELECT idx, row_num, cells, bad FROM sheet_rows WHERE 0`, nil // not a scan for nothing
 	}
 	rs, err := s.db.QueryContext(ctx, q, qargs...)
 	if err != nil {
