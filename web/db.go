@@ -110,6 +110,7 @@ var schema = []string{
 		cancel_asked INTEGER NOT NULL DEFAULT 0
 	)`,
 	`CREATE INDEX IF NOT EXISTS runs_recent ON runs(id DESC)`,
+	`CREATE INDEX IF NOT EXISTS runs_draft ON runs(draft_id)`,
 	`CREATE TABLE IF NOT EXISTS audit (
 		id INTEGER PRIMARY KEY,
 		at TEXT NOT NULL,
