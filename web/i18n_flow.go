@@ -18,9 +18,9 @@ var flowDict = map[string][2]string{
 
 	"new.title":       {"Nova remessa", "New batch"},
 	"new.kind":        {"O que emitir", "What to issue"},
-	"new.carnets":     {" — um carnê de parcelas mensais por linha", " — one carnet of monthly parcels per row"},
-	"new.cobv":        {" — uma cobrança Pix com vencimento por linha, em lotes", " — one due-date Pix charge per row, in batches"},
-	"new.boletos":     {" — um boleto por linha", " — one slip per row"},
+	"new.carnets":     {"um carnê de parcelas mensais por linha", "one carnet of monthly parcels per row"},
+	"new.cobv":        {"uma cobrança Pix com vencimento por linha, em lotes", "one due-date Pix charge per row, in batches"},
+	"new.boletos":     {"um boleto por linha", "one slip per row"},
 	"new.template":    {"Baixar a planilha modelo", "Download the template sheet"},
 	"new.drop":        {"Arraste a planilha para cá ou escolha o arquivo", "Drag the sheet here or pick the file"},
 	"new.sheet":       {"Planilha", "Sheet"},

@@ -458,13 +458,17 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, ss *session) 
 		fmt.Fprintf(w, "event: progress\ndata: %s\n\n", b)
 		fl.Flush()
 	}
-	first, _ := json.Marshal(s.runEvent(rec))
-	send(first)
+	last, _ := json.Marshal(s.runEvent(rec))
+	send(last)
 	if runFinished(rec.Status) {
 		return
 	}
-	keep := time.NewTicker(15 * time.Second)
-	defer keep.Stop()
+	// at least one event a second: a phase that reports nothing for a while
+	// (validating a big sheet, a slow batch) repeats the last state, so the
+	// page shows the run is alive
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	sent := time.Now()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -473,14 +477,29 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, ss *session) 
 			if !ok {
 				return
 			}
+			last, sent = b, time.Now()
 			send(b)
 			var ev RunEvent
 			if json.Unmarshal(b, &ev) == nil && ev.Finished {
 				return
 			}
-		case <-keep.C:
-			fmt.Fprint(w, ": ainda aqui\n\n")
-			fl.Flush()
+		case <-tick.C:
+			if time.Since(sent) < 900*time.Millisecond {
+				continue
+			}
+			// the stored state only when the status moved (it is stored once
+			// a second and may be older than the last event's counters)
+			var prev RunEvent
+			json.Unmarshal(last, &prev)
+			if cur, err := s.loadRun(r.Context(), rec.ID); err == nil && cur.Status != prev.Status {
+				last, _ = json.Marshal(s.runEvent(cur))
+			}
+			sent = time.Now()
+			send(last)
+			var ev RunEvent
+			if json.Unmarshal(last, &ev) == nil && ev.Finished {
+				return
+			}
 		}
 	}
 }
