@@ -136,10 +136,7 @@ type adminUserData struct {
 	Self        bool
 }
 
-func adminPathID(r *http.Request) (int64, bool) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	return id, err == nil && id > 0
-}
+func adminPathID(r *http.Request) (int64, bool) { return pathID(r) }
 
 // adminUserList loads every user with the names of the accounts each is limited to.
 func (s *Server) adminUserList(ctx context.Context) ([]adminUserRow, error) {
@@ -380,20 +377,11 @@ func (s *Server) updateUser(ctx context.Context, id int64, name string, role Rol
 
 func (s *Server) adminSaveUser(w http.ResponseWriter, r *http.Request, ss *session) {
 	ctx, lang := r.Context(), langOf(r)
-	id, ok := adminPathID(r)
-	if !ok {
-		s.fail(w, r, http.StatusNotFound, tr(lang, "err.notfound"))
-		return
-	}
-	u, err := s.adminLoadUser(ctx, id)
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
+	u := s.adminUserFor(w, r)
 	if u == nil {
-		s.fail(w, r, http.StatusNotFound, tr(lang, "err.notfound"))
 		return
 	}
+	id := u.ID
 	before := *u
 	errs := map[string]string{}
 	name := strings.TrimSpace(r.PostFormValue("nome"))
@@ -473,20 +461,11 @@ func (s *Server) adminSaveUser(w http.ResponseWriter, r *http.Request, ss *sessi
 
 func (s *Server) adminResetPassword(w http.ResponseWriter, r *http.Request, ss *session) {
 	ctx, lang := r.Context(), langOf(r)
-	id, ok := adminPathID(r)
-	if !ok {
-		s.fail(w, r, http.StatusNotFound, tr(lang, "err.notfound"))
-		return
-	}
-	u, err := s.adminLoadUser(ctx, id)
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
+	u := s.adminUserFor(w, r)
 	if u == nil {
-		s.fail(w, r, http.StatusNotFound, tr(lang, "err.notfound"))
 		return
 	}
+	id := u.ID
 	pw := r.PostFormValue("senha")
 	generated := pw == ""
 	if generated {
@@ -924,4 +903,23 @@ func (s *Server) adminSaveAccount(w http.ResponseWriter, r *http.Request, ss *se
 func (s *Server) adminFail(w http.ResponseWriter, r *http.Request, err error) {
 	s.log.Error().Err(err).Str("path", r.URL.Path).Msg("administração")
 	s.fail(w, r, http.StatusInternalServerError, msgInternal)
+}
+
+// adminUserFor loads the user of the request's {id}, answering 404 (or
+// the failure page) itself when there is none.
+func (s *Server) adminUserFor(w http.ResponseWriter, r *http.Request) *adminUserRow {
+	id, ok := adminPathID(r)
+	if !ok {
+		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
+		return nil
+	}
+	u, err := s.adminLoadUser(r.Context(), id)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return nil
+	}
+	if u == nil {
+		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
+	}
+	return u
 }

@@ -72,17 +72,30 @@ func (s *Server) loadDraft(ctx context.Context, id int64) (*Draft, error) {
 // draftFor loads the draft in the request's {id} that ss's user may see,
 // answering 404 itself when there is none.
 func (s *Server) draftFor(w http.ResponseWriter, r *http.Request, ss *session) *Draft {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
-		return nil
-	}
-	d, err := s.loadDraft(r.Context(), id)
-	if err != nil || !s.accountFilter(r.Context(), ss.User).allows(d.AccountID) {
-		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
-		return nil
-	}
+	d, _ := owned(s, w, r, ss, s.loadDraft, func(d *Draft) int64 { return d.AccountID })
 	return d
+}
+
+// pathID is the request's {id}, a positive integer.
+func pathID(r *http.Request) (int64, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	return id, err == nil && id > 0
+}
+
+// owned loads the object of the request's {id} with load and returns it
+// when ss's user may use its service account; otherwise it answers 404
+// itself (another account's remessa is as unknown as a missing one).
+func owned[T any](s *Server, w http.ResponseWriter, r *http.Request, ss *session, load func(context.Context, int64) (T, error), account func(T) int64) (T, bool) {
+	var zero T
+	id, ok := pathID(r)
+	if ok {
+		v, err := load(r.Context(), id)
+		if err == nil && s.accountFilter(r.Context(), ss.User).allows(account(v)) {
+			return v, true
+		}
+	}
+	s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
+	return zero, false
 }
 
 // editable refuses changes to a remessa that was already run.

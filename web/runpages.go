@@ -179,16 +179,7 @@ func newWebRunID(now time.Time) string {
 
 // runFor loads the run in the request's {id} that ss's user may see.
 func (s *Server) runFor(w http.ResponseWriter, r *http.Request, ss *session) *runRecord {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
-		return nil
-	}
-	rec, err := s.loadRun(r.Context(), id)
-	if err != nil || !s.accountFilter(r.Context(), ss.User).allows(rec.AccountID) {
-		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "err.notfound"))
-		return nil
-	}
+	rec, _ := owned(s, w, r, ss, s.loadRun, func(r *runRecord) int64 { return r.AccountID })
 	return rec
 }
 
