@@ -185,8 +185,8 @@ func TestCancelAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the sandbox holds two parcels per carnet, each once
-	today := time.Now().Format("2006-01-02")
-	list, err := cl.ListCharges(context.Background(), api.ChargeListQuery{ChargeType: "carnet", BeginDate: today, EndDate: today, Limit: 1000})
+	list, err := cl.ListCharges(context.Background(), api.ChargeListQuery{ChargeType: "carnet", BeginDate: time.Now().AddDate(0, 0, -1).Format("2006-01-02"),
+		EndDate: time.Now().AddDate(0, 0, 1).Format("2006-01-02"), Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,3 +207,62 @@ func TestCancelAndResume(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) { json.Unmarshal([]byte(s), v) }
+
+// TestRunGoesOnAfterRestart: a server stopped cleanly in the middle of a
+// run (Ctrl+C) stops it after the calls in flight; started again on the
+// same folder, River takes the run up and it ends with one carnet per row.
+func TestRunGoesOnAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *Server {
+		srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: dir, AdminPassword: testAdminPassword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+	srv := start()
+	c := login(t, srv, "admin", testAdminPassword)
+	base := newCarnetDraft(t, c, readSample(t, "../samples/escola/alunos.xlsx"))
+	c.postForm(base+"/configuracao", url.Values{"name": {"Reinício"}, "repeats": {"2"}, "due": {"dia 10 do próximo mês"}, "on_invalid": {"stop"}})
+	rn, err := srv.embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashSetFaults(t, rn.URL, `{"all":{},"routes":{"POST /v1/carnet":{"latency":"150ms"}}}`)
+	r := c.postForm(base+"/executar", nil)
+	runPath := r.URL.Path
+	ev := crashWatchProgress(t, c, runPath+"/eventos", func(e RunEvent) bool { return e.Progress.Done >= 4 })
+	if ev.Finished {
+		t.Fatal("the run ended before the restart")
+	}
+	srv.Close()
+	srv = start() // the sandbox starts again without the injected latency
+	defer srv.Close()
+	rec := waitRun(t, srv, 1, 90*time.Second)
+	if rec.Status != "done" {
+		t.Fatalf("after the restart: %s %s", rec.Status, rec.Message)
+	}
+	tot, _, n, err := readResultsPage(filepath.Join(rec.Dir, "results.json"), 0, 100)
+	if err != nil || n != 40 || tot.Issued.Rows != 40 {
+		t.Fatalf("results: %v, %d rows, %d issued", err, n, tot.Issued.Rows)
+	}
+	rn, err = srv.embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cl.ListCharges(context.Background(), api.ChargeListQuery{ChargeType: "carnet", BeginDate: time.Now().AddDate(0, 0, -1).Format("2006-01-02"),
+		EndDate: time.Now().AddDate(0, 0, 1).Format("2006-01-02"), Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Data) != 80 {
+		t.Fatalf("the sandbox holds %d parcels, want 80 (40 carnets of 2, none twice)", len(list.Data))
+	}
+}
