@@ -266,3 +266,46 @@ func TestRunGoesOnAfterRestart(t *testing.T) {
 		t.Fatalf("the sandbox holds %d parcels, want 80 (40 carnets of 2, none twice)", len(list.Data))
 	}
 }
+
+// TestUploadJobWithSheet: a job.yaml uploaded with its sheet is used as it
+// is (its input pointed at the upload) and the remessa goes straight to
+// the check; a viewer reads the run that comes of it but prepares nothing.
+func TestUploadJobWithSheet(t *testing.T) {
+	srv := startServer(t)
+	c := login(t, srv, "admin", testAdminPassword)
+	r := c.postMultipart("/remessas", url.Values{"kind": {"cobv"}, "account": {"1"}},
+		upload{Field: "planilha", Name: "pagadores.csv", Data: readSample(t, "../samples/mensal/pagadores.csv")},
+		upload{Field: "job", Name: "cobv.yaml", Data: readSample(t, "../samples/mensal/cobv.yaml")})
+	if r.Status != http.StatusOK || !strings.HasSuffix(r.URL.Path, "/validacao") {
+		t.Fatalf("upload with job: %d at %s", r.Status, r.URL.Path)
+	}
+	if !strings.Contains(r.Body, `data-count="rows">2500<`) {
+		t.Fatalf("the sample's 2,500 rows were not checked")
+	}
+	base := strings.TrimSuffix(r.URL.Path, "/validacao")
+	j := c.get(base + "/job.yaml")
+	if !strings.Contains(j.Body, "file: pagadores.csv") || !strings.Contains(j.Body, "Mensalidade da associação") {
+		t.Fatalf("the downloaded job is not the uploaded one over the user's sheet name:\n%s", j.Body)
+	}
+	r = c.postForm(base+"/executar", nil)
+	if !strings.HasPrefix(r.URL.Path, "/execucoes/") {
+		t.Fatalf("confirm: %d at %s", r.Status, r.URL.Path)
+	}
+	rec := waitRun(t, srv, 1, 90*time.Second)
+	if rec.Status != "done" {
+		t.Fatalf("run: %s %s", rec.Status, rec.Message)
+	}
+	if _, err := srv.createUser(context.Background(), "contador", "Contador", "senha-do-contador", RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	v := login(t, srv, "contador", "senha-do-contador")
+	for path, want := range map[string]int{"/": 200, r.URL.Path: 200, r.URL.Path + "/arquivos/results.json": 200,
+		"/remessas/nova": 403, base + "/validacao": 403, "/admin/contas": 403} {
+		if got := v.get(path).Status; got != want {
+			t.Errorf("viewer GET %s: %d, want %d", path, got, want)
+		}
+	}
+	if body := v.get("/").Body; strings.Contains(body, `href="/remessas/nova"`) {
+		t.Errorf("the viewer's home offers Nova remessa")
+	}
+}
