@@ -443,7 +443,17 @@ func shot(t testing.TB, ctx context.Context, name string) string {
 	if _, seen := shotLogged.LoadOrStore(t.Name(), true); !seen {
 		t.Logf("screenshots in %s", shotDirPath)
 	}
+	// The window is made as tall as the page for the picture: Chromium's
+	// full-page capture leaves parts of a sideways-scrolling table below
+	// the first screen unpainted otherwise.
+	size := browserEval[[]int64](t, ctx, "[window.innerWidth, window.innerHeight, document.documentElement.scrollHeight]")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], max(size[1], size[2]))); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if rerr := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1])); rerr != nil && err == nil {
+		err = rerr
+	}
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}

@@ -226,6 +226,7 @@ type tableRow struct {
 	Bad    bool
 	Cells  []tableCell
 	Other  []string // notes about the row that name no column
+	All    []string // every error of the row, "Header: message" (shown under the row number on a phone)
 }
 
 // codeCount is how many notes have a code.
@@ -383,6 +384,7 @@ func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *se
 					c.Messages = append(c.Messages, m)
 					if sev == pipeline.SevError {
 						c.Bad = true
+						row.All = append(row.All, info.Headers[ci]+": "+m)
 					} else {
 						c.Warned = true
 					}
