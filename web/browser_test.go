@@ -445,14 +445,16 @@ func shot(t testing.TB, ctx context.Context, name string) string {
 	}
 	// The window is made as tall as the page for the picture: Chromium's
 	// full-page capture leaves parts of a sideways-scrolling table below
-	// the first screen unpainted otherwise.
-	size := browserEval[[]int64](t, ctx, "[window.innerWidth, window.innerHeight, document.documentElement.scrollHeight]")
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], max(size[1], size[2]))); err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if rerr := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1])); rerr != nil && err == nil {
-		err = rerr
+	// the first screen unpainted otherwise. A page that reloads itself
+	// meanwhile (the run page, when its run ends) stops answering: each
+	// try is bounded and a failed one is tried again on the new page.
+	var png []byte
+	var err error
+	for try := 0; try < 4; try++ {
+		if png, err = captureTall(ctx); err == nil {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
@@ -1003,4 +1005,27 @@ func TestEveryStateChangingRouteChecksRole(t *testing.T) {
 		}
 	}
 	t.Logf("%d state-changing routes checked against %d roles", changing, len(Roles))
+}
+
+// captureTall takes a full-page PNG with the window as tall as the page,
+// then gives the window its height back; it gives up after 5 s.
+func captureTall(ctx context.Context) ([]byte, error) {
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	size, err := chromedp.Run(tctx, chromedp.Evaluate[[]int64]("[window.innerWidth, window.innerHeight, document.documentElement.scrollHeight]"))
+	if err != nil {
+		return nil, err
+	}
+	if len(size) != 3 {
+		return nil, fmt.Errorf("window size %v", size)
+	}
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(size[0], max(size[1], size[2]))); err != nil {
+		return nil, err
+	}
+	defer chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1]))
+	// two animation frames: the resized page is laid out and painted
+	fctx, fcancel := context.WithTimeout(tctx, time.Second)
+	chromedp.Run(fctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, chromedp.EvalAwaitPromise))
+	fcancel()
+	return chromedp.Run(tctx, chromedp.FullScreenshot(100))
 }

@@ -36,6 +36,12 @@ var funcs = template.FuncMap{
 		}
 		return iso
 	},
+	"month": func(ym string) string {
+		if t, err := time.Parse("2006-01", ym); err == nil {
+			return monthsPT[t.Month()-1] + "/" + t.Format("2006")
+		}
+		return ym
+	},
 	"pct": func(a, b int) int {
 		if b <= 0 {
 			return 0
@@ -155,3 +161,5 @@ func safeReturn(v string) string {
 	}
 	return v
 }
+
+var monthsPT = [...]string{"jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez"}
