@@ -305,6 +305,9 @@ func TestUploadJobWithSheet(t *testing.T) {
 			t.Errorf("viewer GET %s: %d, want %d", path, got, want)
 		}
 	}
+	if cd := v.get(r.URL.Path + "/arquivos/results.json").Header.Get("Content-Disposition"); !strings.Contains(cd, "Embutido-local-"+rec.RunID+"-results.json") {
+		t.Errorf("a download's name should say its account and run: %q", cd)
+	}
 	if body := v.get("/").Body; strings.Contains(body, `href="/remessas/nova"`) {
 		t.Errorf("the viewer's home offers Nova remessa")
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"remessa/pipeline"
 	"remessa/pipeline/results"
@@ -337,7 +338,8 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request, ss *session) {
 		return
 	}
 	w.Header().Set("Content-Type", contentTypes[filepath.Ext(name)])
-	w.Header().Set("Content-Disposition", "attachment; filename=\""+rec.RunID+"-"+name+"\"")
+	// the file's name says which account and which run it belongs to
+	w.Header().Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(fileSafe(rec.Account)+"-"+rec.RunID+"-"+name))
 	http.ServeFile(w, r, p)
 }
 
@@ -563,4 +565,22 @@ func sortedKeys[V any](m map[string]V) []string {
 		}
 	}
 	return out
+}
+
+// fileSafe is s fit for a downloaded file's name: letters, digits, dots,
+// hyphens and underscores, spaces as hyphens.
+func fileSafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '.' || r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "conta"
+	}
+	return b.String()
 }
