@@ -1,50 +1,29 @@
 package api
 
+import "remessa/wire"
+
 // Types of the Pix API (/v2). Money is a string with two decimals
 // ("123.45") as on the wire; use rules.ParsePixAmount / FormatPixAmount to
 // convert to and from cents. Timestamps are ISO 8601 UTC strings.
 
-// PixCalendario is the calendar of a charge. Cob uses Expiracao (seconds);
-// cobv uses DataDeVencimento (YYYY-MM-DD) and ValidadeAposVencimento (days).
-type PixCalendario struct {
-	Criacao                string `json:"criacao,omitempty"`
-	Expiracao              *int   `json:"expiracao,omitempty"`
-	DataDeVencimento       string `json:"dataDeVencimento,omitempty"`
-	ValidadeAposVencimento *int   `json:"validadeAposVencimento,omitempty"`
-}
-
-// PixPessoa is a devedor (payer) or recebedor: CPF or CNPJ plus Nome.
-type PixPessoa struct {
-	CPF          string `json:"cpf,omitempty"`
-	CNPJ         string `json:"cnpj,omitempty"`
-	Nome         string `json:"nome,omitempty"`
-	NomeFantasia string `json:"nomeFantasia,omitempty"`
-	Email        string `json:"email,omitempty"`
-	Logradouro   string `json:"logradouro,omitempty"`
-	Cidade       string `json:"cidade,omitempty"`
-	UF           string `json:"uf,omitempty"`
-	CEP          string `json:"cep,omitempty"`
-}
-
-// PixModalidade is multa, juros or abatimento of a cobv.
-type PixModalidade struct {
-	Modalidade int    `json:"modalidade"`
-	ValorPerc  string `json:"valorPerc"`
-}
-
-// PixDataFixa is a fixed-date discount.
-type PixDataFixa struct {
-	Data      string `json:"data"`
-	ValorPerc string `json:"valorPerc"`
-}
-
-// PixDesconto is the discount of a cobv (modalidade 1-2 with
-// DescontoDataFixa, 3-6 with ValorPerc).
-type PixDesconto struct {
-	Modalidade       int           `json:"modalidade"`
-	ValorPerc        string        `json:"valorPerc,omitempty"`
-	DescontoDataFixa []PixDataFixa `json:"descontoDataFixa,omitempty"`
-}
+// Wire types of the Pix API shared with the service: defined in
+// remessa/wire, aliased here so the client's users keep their names.
+type (
+	PixCalendario    = wire.PixCalendario
+	PixPessoa        = wire.PixPessoa
+	PixModalidade    = wire.PixModalidade
+	PixDataFixa      = wire.PixDataFixa
+	PixDesconto      = wire.PixDesconto
+	PixInfoAdicional = wire.PixInfoAdicional
+	PixHorario       = wire.PixHorario
+	Devolucao        = wire.Devolucao
+	PixRecebido      = wire.PixRecebido
+	PixContaBanco    = wire.PixContaBanco
+	PixIdentificacao = wire.PixIdentificacao
+	PixFavorecido    = wire.PixFavorecido
+	PixSendResult    = wire.PixSendResult
+	PixEnviado       = wire.PixEnviado
+)
 
 // PixValor is the amount section of a charge.
 type PixValor struct {
@@ -54,12 +33,6 @@ type PixValor struct {
 	Juros               *PixModalidade `json:"juros,omitempty"`
 	Abatimento          *PixModalidade `json:"abatimento,omitempty"`
 	Desconto            *PixDesconto   `json:"desconto,omitempty"`
-}
-
-// PixInfoAdicional is a name/value pair shown to the payer.
-type PixInfoAdicional struct {
-	Nome  string `json:"nome"`
-	Valor string `json:"valor"`
 }
 
 // PixLoc is the payload location of a charge.
@@ -278,25 +251,6 @@ type CobSplit struct {
 	Config SplitRef `json:"config"`
 }
 
-// PixHorario holds the times of a refund or a send.
-type PixHorario struct {
-	Solicitacao string `json:"solicitacao"`
-	Liquidacao  string `json:"liquidacao,omitempty"`
-}
-
-// Devolucao is a refund: EM_PROCESSAMENTO, then DEVOLVIDO or
-// NAO_REALIZADO (with Motivo).
-type Devolucao struct {
-	ID        string     `json:"id"`
-	RtrID     string     `json:"rtrId"`
-	Valor     string     `json:"valor"`
-	Natureza  string     `json:"natureza,omitempty"`
-	Descricao string     `json:"descricao,omitempty"`
-	Horario   PixHorario `json:"horario"`
-	Status    string     `json:"status"`
-	Motivo    string     `json:"motivo,omitempty"`
-}
-
 // DevolucaoRequest is the body of PUT /v2/pix/{e2eId}/devolucao/{id}.
 // Natureza is optional (ORIGINAL or RETIRADA).
 type DevolucaoRequest struct {
@@ -305,48 +259,10 @@ type DevolucaoRequest struct {
 	Descricao string `json:"descricao,omitempty"`
 }
 
-// PixRecebido is a received Pix.
-type PixRecebido struct {
-	EndToEndID  string      `json:"endToEndId"`
-	Txid        string      `json:"txid,omitempty"`
-	Valor       string      `json:"valor"`
-	Chave       string      `json:"chave,omitempty"`
-	Horario     string      `json:"horario"`
-	InfoPagador string      `json:"infoPagador,omitempty"`
-	Devolucoes  []Devolucao `json:"devolucoes,omitempty"`
-}
-
 // PixPage is a page of GET /v2/pix.
 type PixPage struct {
 	Parametros PixParametros `json:"parametros"`
 	Pix        []PixRecebido `json:"pix"`
-}
-
-// PixContaBanco is a send destination given by bank data.
-type PixContaBanco struct {
-	Nome        string `json:"nome"`
-	CPF         string `json:"cpf,omitempty"`
-	CNPJ        string `json:"cnpj,omitempty"`
-	CodigoBanco string `json:"codigoBanco"`
-	Agencia     string `json:"agencia"`
-	Conta       string `json:"conta"`
-	TipoConta   string `json:"tipoConta"`
-}
-
-// PixIdentificacao names the owner of a destination key.
-type PixIdentificacao struct {
-	Nome string `json:"nome"`
-	CPF  string `json:"cpf,omitempty"`
-	CNPJ string `json:"cnpj,omitempty"`
-}
-
-// PixFavorecido is the destination of a send: Chave or ContaBanco.
-type PixFavorecido struct {
-	Chave         string            `json:"chave,omitempty"`
-	CPF           string            `json:"cpf,omitempty"`
-	CNPJ          string            `json:"cnpj,omitempty"`
-	ContaBanco    *PixContaBanco    `json:"contaBanco,omitempty"`
-	Identificacao *PixIdentificacao `json:"identificacao,omitempty"`
 }
 
 // PixPagador is the paying key of a send.
@@ -360,29 +276,6 @@ type PixSendRequest struct {
 	Valor      string        `json:"valor"`
 	Pagador    PixPagador    `json:"pagador"`
 	Favorecido PixFavorecido `json:"favorecido"`
-}
-
-// PixSendResult is the answer of a send.
-type PixSendResult struct {
-	IDEnvio string     `json:"idEnvio"`
-	E2EID   string     `json:"e2eId"`
-	Valor   string     `json:"valor"`
-	Horario PixHorario `json:"horario"`
-	Status  string     `json:"status"`
-}
-
-// PixEnviado is a sent Pix: EM_PROCESSAMENTO, REALIZADO or NAO_REALIZADO.
-type PixEnviado struct {
-	EndToEndID  string        `json:"endToEndId"`
-	IDEnvio     string        `json:"idEnvio"`
-	Valor       string        `json:"valor"`
-	Chave       string        `json:"chave"`
-	Status      string        `json:"status"`
-	InfoPagador string        `json:"infoPagador,omitempty"`
-	Horario     PixHorario    `json:"horario"`
-	Favorecido  PixFavorecido `json:"favorecido"`
-	Devolucoes  []Devolucao   `json:"devolucoes,omitempty"`
-	Motivo      string        `json:"motivo,omitempty"`
 }
 
 // PixEnviadoPage is a page of GET /v2/gn/pix/enviados.

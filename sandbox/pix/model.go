@@ -3,7 +3,7 @@ package pix
 import (
 	"time"
 
-	"remessa/api"
+	"remessa/wire"
 )
 
 // Charge statuses (cob and cobv).
@@ -54,21 +54,21 @@ type Valor struct {
 	Desconto            *Desconto   `json:"desconto,omitempty"`
 }
 
-// Wire types shared with the client: one definition of the Pix API's JSON
-// contract, so the sandbox answers exactly what api.Client decodes (see
+// Wire types shared with the client through remessa/wire (the contract's
+// JSON shapes; the sandbox never imports the client, see
 // docs/sandbox-core.md, "Wire types"). Valor, Loc and Cob stay the
 // server's own: the answer always carries valor.original, loc.location and
 // loc.tipoCob, which the client's request-side types omit when empty.
 type (
-	Calendario    = api.PixCalendario
-	Pessoa        = api.PixPessoa
-	Modalidade    = api.PixModalidade
-	DataFixa      = api.PixDataFixa
-	Desconto      = api.PixDesconto
-	InfoAdicional = api.PixInfoAdicional
-	Devolucao     = api.Devolucao
-	HorarioDev    = api.PixHorario
-	Recebido      = api.PixRecebido
+	Calendario    = wire.PixCalendario
+	Pessoa        = wire.PixPessoa
+	Modalidade    = wire.PixModalidade
+	DataFixa      = wire.PixDataFixa
+	Desconto      = wire.PixDesconto
+	InfoAdicional = wire.PixInfoAdicional
+	Devolucao     = wire.Devolucao
+	HorarioDev    = wire.PixHorario
+	Recebido      = wire.PixRecebido
 )
 
 // Loc is the payload location of a charge.

@@ -9,19 +9,19 @@ import (
 	"strings"
 	"time"
 
-	"remessa/api"
 	"remessa/rules"
 	"remessa/sandbox/store"
+	"remessa/wire"
 )
 
-// The answers of the send routes are the client's types (one wire
-// contract; see model.go).
+// The answers of the send routes are the contract's shared wire types (see
+// model.go).
 type (
-	ContaBanco    = api.PixContaBanco
-	Identificacao = api.PixIdentificacao
-	Favorecido    = api.PixFavorecido
-	Enviado       = api.PixEnviado
-	EnvioCriado   = api.PixSendResult
+	ContaBanco    = wire.PixContaBanco
+	Identificacao = wire.PixIdentificacao
+	Favorecido    = wire.PixFavorecido
+	Enviado       = wire.PixEnviado
+	EnvioCriado   = wire.PixSendResult
 )
 
 // SandboxTestKey is the only key a send by key may go to in the sandbox.
