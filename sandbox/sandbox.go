@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,7 @@ type Server struct {
 	auth    *auth.Service
 	faults  *faults.Injector
 	mux     *http.ServeMux
+	routes  *router // registers on mux, remembering each pattern
 	handler http.Handler
 	creds   auth.Credentials
 	log     zerolog.Logger
@@ -103,6 +105,7 @@ type Server struct {
 // builds every registered module.
 func New(cfg Config) (_ *Server, err error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
+	s.routes = &router{mux: s.mux}
 	defer func() {
 		if err != nil {
 			s.closeStore()
@@ -155,8 +158,8 @@ func New(cfg Config) (_ *Server, err error) {
 		NotifySpeedup: cfg.NotifySpeedup,
 	}
 	deps.Lookup = s.lookup
-	s.auth.Register(s.mux)
-	s.faults.Register(s.mux)
+	s.auth.Register(s.routes)
+	s.faults.Register(s.routes)
 	s.registerControl()
 	if cfg.Notify != nil {
 		deps.Notify = cfg.Notify
@@ -193,9 +196,35 @@ func (s *Server) register(name string, m module.Module) (err error) {
 			err = fmt.Errorf("sandbox: module %s: %v", name, v) // e.g. a route registered twice
 		}
 	}()
-	m.Register(s.mux)
+	m.Register(s.routes)
 	s.parts, s.names = append(s.parts, m), append(s.names, name)
 	return nil
+}
+
+// router is the Mux every part registers on: the ServeMux, plus the list
+// of patterns it was given (Server.Routes).
+type router struct {
+	mux      *http.ServeMux
+	patterns []string
+}
+
+func (rt *router) Handle(pattern string, h http.Handler) {
+	rt.mux.Handle(pattern, h) // panics on a conflict, before the pattern is listed
+	rt.patterns = append(rt.patterns, pattern)
+}
+
+func (rt *router) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	rt.Handle(pattern, http.HandlerFunc(h))
+}
+
+// Routes returns every pattern registered on the server ("PUT
+// /v2/cobv/{txid}", "POST /oauth/token", control routes included), sorted.
+// Tests walk it so that a route added later is covered without being
+// listed again.
+func (s *Server) Routes() []string {
+	out := append([]string(nil), s.routes.patterns...)
+	sort.Strings(out)
+	return out
 }
 
 // lookup finds a built module by name; s.parts and s.names only change
@@ -221,10 +250,16 @@ func BaseURL(r *http.Request) string {
 
 var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
-// serve routes a request: control routes only from loopback, unknown
-// routes in the path's dialect, faults on API routes.
+// serve routes a request: one trailing slash ignored, control routes only
+// from loopback, unknown routes in the path's dialect, faults on API
+// routes.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/sandbox/") && !httpx.IsLoopback(r) {
+	// Every route answers with or without one trailing slash, as the real
+	// service does ("GET /v2/cobv/" of the official Node SDK), without a
+	// redirect: clients do not follow one on PUT or POST. No pattern ends
+	// in a slash, so the path without it is the route's own.
+	r = httpx.TrimTrailingSlash(r)
+	if (strings.HasPrefix(r.URL.Path, "/sandbox/") || r.URL.Path == "/sandbox") && !httpx.IsLoopback(r) {
 		httpx.WriteJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden",
 			"message": "as rotas /sandbox/ só respondem a clientes no loopback"})
 		return

@@ -68,9 +68,9 @@ type lifecycle struct {
 	ran, closed chan struct{}
 }
 
-func (l *lifecycle) Register(mux *http.ServeMux) {}
-func (l *lifecycle) Run(ctx context.Context)     { close(l.ran); <-ctx.Done() }
-func (l *lifecycle) Close() error                { close(l.closed); return nil }
+func (l *lifecycle) Register(mux module.Mux) {}
+func (l *lifecycle) Run(ctx context.Context) { close(l.ran); <-ctx.Done() }
+func (l *lifecycle) Close() error            { close(l.closed); return nil }
 
 // lastLifecycle is the instance built by the latest sandbox.New (tests
 // in this package do not run in parallel).
@@ -136,7 +136,7 @@ func BenchmarkHandlerPing(b *testing.B) {
 
 type finder struct{ d module.Deps }
 
-func (f *finder) Register(mux *http.ServeMux) {}
+func (f *finder) Register(mux module.Mux) {}
 
 var lastFinder *finder
 

@@ -205,7 +205,7 @@ func (s *Service) AppOf(r *http.Request) (string, bool) {
 }
 
 // Register serves the token routes: POST /v1/authorize and POST /oauth/token.
-func (s *Service) Register(mux *http.ServeMux) {
+func (s *Service) Register(mux httpx.Mux) {
 	mux.HandleFunc("POST /v1/authorize", s.authorize)
 	mux.HandleFunc("POST /oauth/token", s.pixToken)
 }

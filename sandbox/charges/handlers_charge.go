@@ -35,7 +35,7 @@ func (m *Module) wrap(h handler) http.Handler {
 }
 
 // Register serves every route of the module on mux.
-func (m *Module) Register(mux *http.ServeMux) {
+func (m *Module) Register(mux httpx.Mux) {
 	routes := map[string]handler{
 		"POST /v1/charge":                             m.hCreate,
 		"POST /v1/charge/one-step":                    m.hOneStep,

@@ -156,7 +156,7 @@ func chargesFrom(d module.Deps) func() (Charges, bool) {
 }
 
 // Register mounts the control routes.
-func (m *Module) Register(mux *http.ServeMux) {
+func (m *Module) Register(mux httpx.Mux) {
 	mux.HandleFunc("GET /sandbox/clock", m.handleClock)
 	mux.HandleFunc("POST /sandbox/clock/advance", m.handleAdvance)
 	mux.HandleFunc("POST /sandbox/tick", m.handleTick)

@@ -65,7 +65,7 @@ func sourceFrom(d module.Deps) func() (Source, bool) {
 }
 
 // Register mounts the document routes.
-func (m *Module) Register(mux *http.ServeMux) {
+func (m *Module) Register(mux module.Mux) {
 	mux.HandleFunc("GET /v1/documents/charge/{token}/link", m.slip(false))
 	mux.HandleFunc("GET /v1/documents/charge/{token}/billet", m.slip(false))
 	mux.HandleFunc("GET /v1/documents/charge/{token}/pdf", m.slip(true))

@@ -574,7 +574,7 @@ func (d *discard) WriteHeader(int)             {}
 
 // Register serves the control routes GET and PUT /sandbox/faults (the
 // whole Config as JSON) and DELETE /sandbox/faults/quota (reset counters).
-func (inj *Injector) Register(mux *http.ServeMux) {
+func (inj *Injector) Register(mux httpx.Mux) {
 	mux.HandleFunc("GET /sandbox/faults", func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusOK, inj.Config())
 	})

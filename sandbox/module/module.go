@@ -24,6 +24,7 @@ import (
 
 	"remessa/sandbox/auth"
 	"remessa/sandbox/clock"
+	"remessa/sandbox/httpx"
 	"remessa/sandbox/store"
 )
 
@@ -72,9 +73,14 @@ type Deps struct {
 	NotifySpeedup int
 }
 
+// Mux is where a module registers its routes: an *http.ServeMux in a
+// module's own tests, the sandbox's router (which remembers every pattern,
+// see sandbox.Server.Routes) in the server.
+type Mux = httpx.Mux
+
 // Module is a group of routes.
 type Module interface {
-	Register(mux *http.ServeMux)
+	Register(mux Mux)
 }
 
 // Runner is optionally implemented by a Module or Notifier that needs a

@@ -54,7 +54,7 @@ func view(d Delivery) DeliveryView {
 //
 //	GET  /sandbox/outbox?state=pending|done&limit=N   deliveries, newest last
 //	POST /sandbox/outbox/run                           deliver what is due now
-func (o *Outbox) Register(mux *http.ServeMux) {
+func (o *Outbox) Register(mux httpx.Mux) {
 	mux.HandleFunc("GET /sandbox/outbox", o.handleList)
 	mux.HandleFunc("POST /sandbox/outbox/run", o.handleRun)
 }

@@ -42,7 +42,7 @@ var (
 type handler func(w http.ResponseWriter, r *http.Request, ai accountInfo)
 
 // Register mounts the Pix routes and the payment control route.
-func (m *Module) Register(mux *http.ServeMux) {
+func (m *Module) Register(mux httpx.Mux) {
 	h := func(pattern string, scopes []string, fn handler) {
 		inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p, ok := auth.FromContext(r.Context())

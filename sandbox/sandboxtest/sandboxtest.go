@@ -107,7 +107,7 @@ func init() {
 	module.Register("sandboxtest", func(d module.Deps) (module.Module, error) { return &probe{d: d}, nil })
 }
 
-func (p *probe) Register(mux *http.ServeMux) {
+func (p *probe) Register(mux httpx.Mux) {
 	a := p.d.Auth
 	mux.Handle("GET "+PingV1, a.V1(http.HandlerFunc(whoami(true))))
 	mux.Handle("GET "+PingPix, a.Pix([]string{"pix.read"}, http.HandlerFunc(whoami(false))))
