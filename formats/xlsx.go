@@ -12,6 +12,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // The XLSX reader streams the worksheet XML straight from the zip with
@@ -452,7 +454,7 @@ func (x *xlsxReader) loadSST(name string) error {
 			switch t.Name.Local {
 			case "si":
 				inSI = false
-				x.sst = append(x.sst, string(cur))
+				x.sst = append(x.sst, unescapeXString(string(cur)))
 			case "t":
 				inT = false
 			case "rPh":
@@ -521,8 +523,8 @@ func (x *xlsxReader) convert(sc *scell, row int) Cell {
 		c.Raw = x.sst[i]
 		c.Value, c.Kind = strings.TrimFunc(c.Raw, isSpaceLike), KindText
 	case "inlineStr":
-		c.Raw = sc.inline
-		c.Value, c.Kind = strings.TrimFunc(sc.inline, isSpaceLike), KindText
+		c.Raw = unescapeXString(sc.inline)
+		c.Value, c.Kind = strings.TrimFunc(c.Raw, isSpaceLike), KindText
 	case "str":
 		c.Value, c.Kind = strings.TrimFunc(sc.v, isSpaceLike), KindText
 	case "b":
@@ -721,4 +723,55 @@ func (x *xlsxReader) Next() (Row, error) {
 		}
 		return Row{Number: num, Cells: cells}, nil
 	}
+}
+
+// unescapeXString decodes the "_xHHHH_" escapes of an OOXML string
+// (ECMA-376 ST_Xstring): Excel writes a character XML 1.0 cannot hold,
+// such as a control character, as "_x001B_", and a literal "_x0041_" as
+// "_x005F_x0041_". Without the decoding a control character pasted into
+// Excel would reach the validation as the text "_x001B_".
+func unescapeXString(s string) string {
+	if !strings.Contains(s, "_x") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for {
+		i := strings.Index(s, "_x")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		r, ok := xEscape(s)
+		if !ok {
+			b.WriteString("_x")
+			s = s[2:]
+			continue
+		}
+		s = s[7:]
+		if utf16.IsSurrogate(r) {
+			if r2, ok := xEscape(s); ok {
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					b.WriteRune(d)
+					s = s[7:]
+					continue
+				}
+			}
+		}
+		b.WriteRune(r)
+	}
+}
+
+// xEscape reads "_xHHHH_" at the start of s.
+func xEscape(s string) (rune, bool) {
+	if len(s) < 7 || s[0] != '_' || s[1] != 'x' || s[6] != '_' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[2:6], 16, 16)
+	if err != nil {
+		return 0, false
+	}
+	return rune(v), true
 }

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -144,6 +147,39 @@ func xlsxBytes(t *testing.T, sheet string, rows [][]any) []byte {
 	return b.Bytes()
 }
 
+// xlsxPatched is xlsxBytes (sheet "Dados") with old replaced by new in
+// the shared strings, to write what excelize will not (Excel's "_x001B_"
+// escape of a control character).
+func xlsxPatched(t *testing.T, rows [][]any, old, new string) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(xlsxBytes(t, "Dados", rows)), int64(len(xlsxBytes(t, "Dados", rows))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := zip.NewWriter(&out)
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if f.Name == "xl/sharedStrings.xml" {
+			if !bytes.Contains(b, []byte(old)) {
+				t.Fatalf("%q not in the shared strings", old)
+			}
+			b = bytes.ReplaceAll(b, []byte(old), []byte(new))
+		}
+		w, _ := zw.Create(f.Name)
+		w.Write(b)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
 func TestCorpus(t *testing.T) {
 	long := strings.Repeat("á", 256)
 	cobvJob := func(extra string) string {
@@ -246,6 +282,35 @@ func TestCorpus(t *testing.T) {
 		{name: "per-row percentage not a number", job: "version: 1\ninput: {file: in.csv}\nissue:\n  boletos:\n    items:\n      - name: Produto\n        marketplace:\n          repasses:\n            - {payee_code: " + payeeA + ", percentage: \"{{ .Comissao }}\"}\n",
 			files: map[string][]byte{"in.csv": []byte(baseHeader + ";Comissao\n" + baseRows[0] + ";dez\n" + baseRows[1] + ";10%\n")},
 			want:  []string{"percentual_invalido@2:N"}, exit: 1},
+
+		// Control characters, at their cell, whatever the format.
+		{name: "NUL in a name (csv)", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"B": "Ana\x00 Silva"}})},
+			want: []string{"caractere_controle@2:B"}, exit: 1, msg: "caractere de controle U+0000 (NUL) na posição 4"},
+		{name: "DEL and C1 in a street (csv)", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{2: {"F": "Rua\u0085 das Flores"}, 3: {"F": "Avenida\x7f"}})},
+			want: []string{"caractere_controle@2:F", "caractere_controle@3:F"}, exit: 1, msg: "U+0085 na posição 4"},
+		{name: "line break in a quoted name (csv)", job: carnetJob, files: map[string][]byte{"in.csv": csvWith(map[int]map[string]string{3: {"B": "\"João\nAraújo\""}})},
+			want: []string{"caractere_controle@3:B"}, exit: 1, msg: "quebra de linha U+000A (LF) na posição 5"},
+		{name: "line break in a carnet message (csv)", job: carnetJob,
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";Mensagem\n" + baseRows[0] + ";\"Linha 1\r\nLinha 2\"\n" + baseRows[1] + ";ok\n")},
+			want:  []string{"caractere_controle@2:N"}, exit: 1},
+		{name: "multi-line slip message is allowed (csv)", job: "version: 1\ninput: {file: in.csv}\nissue:\n  boletos:\n",
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";Mensagem\n" + baseRows[0] + ";\"Linha 1\r\nLinha 2\"\n" + baseRows[1] + ";\"a\nb\"\n")},
+			want:  nil, exit: 0},
+		{name: "tab in a slip message but a BEL in the next (csv)", job: "version: 1\ninput: {file: in.csv}\nissue:\n  boletos:\n",
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";Mensagem\n" + baseRows[0] + ";\"a\tb\"\n" + baseRows[1] + ";\"a\nb\a\"\n")},
+			want:  []string{"caractere_controle@3:N"}, exit: 1, msg: "U+0007 (BEL) na posição 4"},
+		{name: "control character through a template", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    items:\n      - {name: \"Mensalidade {{ .Turma }} {{ .Código }}\", value: 10}\n",
+			files: map[string][]byte{"in.csv": []byte(baseHeader + ";Turma\n" + baseRows[0] + ";5\x02A\n" + baseRows[1] + ";5B\n")},
+			want:  []string{"caractere_controle@2:"}, exit: 1, msg: "U+0002 (STX) na posição 14"},
+		{name: "ESC in a name (xlsx, as Excel writes it: _x001B_)", job: "version: 1\ninput: {file: in.xlsx}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.xlsx": xlsxPatched(t, [][]any{{"Código", "Nome", "CPF", "Valor", "Vencimento"}, {"X1", "Ana ESC Lúcia", "529.982.247-25", 150.5, "10/12/2026"}}, "Ana ESC Lúcia", "Ana_x001B_ Lúcia")},
+			want:  []string{"caractere_controle@2:B"}, exit: 1, msg: "caractere de controle U+001B (ESC) na posição 4"},
+		{name: "NUL in a name (yaml)", job: "version: 1\ninput: {file: in.yaml}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.yaml": []byte("- {Código: A1, Nome: \"Ana\\0 Silva\", CPF: \"529.982.247-25\", Valor: \"150,00\", Vencimento: \"10/12/2026\"}\n")},
+			want:  []string{"caractere_controle@1:Nome"}, exit: 1, msg: "U+0000 (NUL) na posição 4"},
+		{name: "literal _x0041_ escape in xlsx is text", job: "version: 1\ninput: {file: in.xlsx}\nissue:\n  carnets: {repeats: 3}\n",
+			files: map[string][]byte{"in.xlsx": xlsxBytes(t, "Dados", [][]any{{"Código", "Nome", "CPF", "Valor", "Vencimento"}, {"X1", "Ana_x0041_ Lúcia", "529.982.247-25", 150.5, "10/12/2026"}})},
+			want:  nil, exit: 0},
 
 		// Job problems (exit 2), with line and column.
 		{name: "unknown job key", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    parcelas: 3\n",

@@ -363,6 +363,8 @@ type rowValidator struct {
 	sink    uint64
 	slab    []itemSlot
 	strs    strArena // the row's built strings (see formats.Arena)
+	// ctrl: the columns checked for control characters.
+	ctrl []ctrlCol
 }
 
 // touchKeys hashes the key of every row of a batch and loads the slot of
@@ -498,6 +500,7 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 	if err := vr.bind(); err != nil {
 		return nil, err
 	}
+	vr.controlColumns()
 	return vr, nil
 }
 
@@ -785,6 +788,9 @@ func (rc *rowCtx) get(v *Value) (any, bool) {
 			return nil, false
 		}
 		s = b.String()
+		if !rc.checkTemplateControls(v, s) {
+			return nil, false
+		}
 	}
 	x, le := v.info.parse(s)
 	if le != nil {
@@ -822,6 +828,7 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 	it := &slot.item
 	vr.cobvSlot = &slot.cobv
 	it.Index, it.SourceRow = index, row.Number
+	rc.checkControls()
 
 	key, kc := rc.text(iKey)
 	rc.key = key
@@ -1180,7 +1187,7 @@ func (vr *rowValidator) checkRowMarketplace(rc *rowCtx, items []ChargeItem, spec
 		return // checked at load
 	}
 	for _, v := range rules.CheckMarketplace(toSplitItems(items), nil, vr.own) {
-		rc.fail(strings.ReplaceAll(v.Rule, ".", "_"), strings.ReplaceAll(strings.TrimPrefix(base+v.Pointer, "/"), "/", "."), nil, v.Message, v.MessageEN)
+		rc.fail(ruleCode(v.Rule), strings.ReplaceAll(strings.TrimPrefix(base+v.Pointer, "/"), "/", "."), nil, v.Message, v.MessageEN)
 	}
 }
 
@@ -1195,7 +1202,7 @@ func (vr *rowValidator) charges(rc *rowCtx, fine, interest, message, notif, cust
 		var le *limitErr
 		if vr.kind == results.Boletos {
 			le = checkSlipMessage(m)
-			m = strings.ReplaceAll(m, `\n`, "\n")
+			m = strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), `\n`, "\n")
 		} else {
 			le = checkTextLen(m, rules.MaxCarnetMessage, "mensagem do carnê", "carnet message")
 		}
@@ -1472,7 +1479,7 @@ func (vr *rowValidator) pixSplit(rc *rowCtx, sp *PixSplitSpec, valor int64, due 
 	}
 	if !constant {
 		for _, v := range rules.CheckPixSplit(rs, vr.job.Endpoint.Conta) {
-			rc.fail(strings.ReplaceAll(v.Rule, ".", "_"), strings.ReplaceAll(strings.TrimPrefix("/issue/cobv"+pixPointer(v.Pointer), "/"), "/", "."), nil, v.Message, v.MessageEN)
+			rc.fail(ruleCode(v.Rule), strings.ReplaceAll(strings.TrimPrefix("/issue/cobv"+pixPointer(v.Pointer), "/"), "/", "."), nil, v.Message, v.MessageEN)
 		}
 	}
 	month := due.Format("2006-01")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"remessa/api"
+	"remessa/api/apitest"
 	"remessa/sandbox"
 	"remessa/sandbox/faults"
 	"remessa/sandbox/module"
@@ -167,7 +168,7 @@ func TestSeparatePixListener(t *testing.T) {
 	if rn.PixURL == rn.URL || !strings.HasPrefix(rn.PixURL, "http://127.0.0.1:") {
 		t.Fatalf("URL %s PixURL %s", rn.URL, rn.PixURL)
 	}
-	c := sandboxtest.Client(t, rn, nil)
+	c := apitest.Client(t, rn, nil)
 	if _, err := c.PixAuthorize(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestShutdownWaitsForRequestsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := sandboxtest.Client(t, rn, nil)
+	c := apitest.Client(t, rn, nil)
 	if _, err := c.Authorize(context.Background()); err != nil {
 		t.Fatal(err)
 	}

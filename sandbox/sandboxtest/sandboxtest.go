@@ -1,17 +1,16 @@
-// Package sandboxtest helps tests run a sandbox on loopback and talk to
-// it through api.Client. Importing it also registers a tiny "probe"
-// module with routes under /v1/sandboxtest and /v2/sandboxtest that the
-// core's own tests and benchmarks use (a trivial authenticated GET, a
-// persisted counter, a panic, a strict decoder).
+// Package sandboxtest helps tests run a sandbox on loopback. An
+// api.Client for it comes from remessa/api/apitest: this package is part
+// of the service's tree, which must not import the client. Importing it
+// also registers a tiny "probe" module with routes under /v1/sandboxtest
+// and /v2/sandboxtest that the core's own tests and benchmarks use (a
+// trivial authenticated GET, a persisted counter, a panic, a strict
+// decoder).
 package sandboxtest
 
 import (
-	"context"
 	"net/http"
 	"testing"
-	"time"
 
-	"remessa/api"
 	"remessa/sandbox"
 	"remessa/sandbox/auth"
 	"remessa/sandbox/httpx"
@@ -41,24 +40,6 @@ func Start(tb testing.TB, cfg sandbox.Config) *sandbox.Running {
 		}
 	})
 	return rn
-}
-
-// Client returns an api.Client for rn's first application (rn must have
-// been started with known credentials, i.e. created now or fixed in
-// Config). edit may change the config before New. Waits between retries
-// are skipped unless edit sets Sleep.
-func Client(tb testing.TB, rn *sandbox.Running, edit func(*api.Config)) *api.Client {
-	tb.Helper()
-	cfg := api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: rn.ClientID, ClientSecret: rn.ClientSecret,
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}
-	if edit != nil {
-		edit(&cfg)
-	}
-	c, err := api.New(cfg)
-	if err != nil {
-		tb.Fatalf("api.New: %v", err)
-	}
-	return c
 }
 
 // Probe routes.

@@ -1,0 +1,32 @@
+// Package apitest helps tests talk to a sandbox started with
+// remessa/sandbox/sandboxtest through api.Client. It lives on the client's
+// side so that no package of the service imports the client (see
+// docs/sandbox-core.md, "Wire types").
+package apitest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"remessa/api"
+	"remessa/sandbox"
+)
+
+// Client returns an api.Client for rn's first application (rn must have
+// been started with known credentials, i.e. created now or fixed in
+// Config). edit may change the config before New. Waits between retries
+// are skipped unless edit sets Sleep.
+func Client(tb testing.TB, rn *sandbox.Running, edit func(*api.Config)) *api.Client {
+	tb.Helper()
+	cfg := api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: rn.ClientID, ClientSecret: rn.ClientSecret,
+		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}
+	if edit != nil {
+		edit(&cfg)
+	}
+	c, err := api.New(cfg)
+	if err != nil {
+		tb.Fatalf("api.New: %v", err)
+	}
+	return c
+}
