@@ -183,29 +183,7 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 }
 
 func (e *executor) connect(ctx context.Context) (*Service, error) {
-	m := e.m
-	c := serviceConfig{Kind: m.Service, BaseURL: m.BaseURL, PixBaseURL: m.PixBaseURL, SandboxDir: m.SandboxDir,
-		PixKeys: m.PixKeys, SplitContas: m.SplitContas, Rates: m.Rates, Log: e.log, Timeout: e.opts.Timeout, Embedded: e.opts.Embedded}
-	if e.opts.BaseURL != "" {
-		c.BaseURL, c.PixBaseURL = e.opts.BaseURL, e.opts.PixBaseURL
-	}
-	if e.opts.Rates != nil {
-		c.Rates = e.opts.Rates
-	}
-	if c.Kind != "embedded" {
-		// the job's endpoint (${VAR} only) first, then the environment
-		if job, err := pipeline.Load(m.JobFile, pipeline.LoadOptions{Getenv: e.opts.Getenv}); err == nil {
-			c.ClientID, c.ClientSecret = job.Endpoint.ClientID, job.Endpoint.ClientSecret
-			c.P12File, c.P12Password = job.Endpoint.Certificate, job.Endpoint.CertificatePassword
-		}
-		if c.ClientID == "" || c.ClientSecret == "" {
-			c.ClientID, c.ClientSecret = e.opts.getenv("REMESSA_CLIENT_ID"), e.opts.getenv("REMESSA_CLIENT_SECRET")
-		}
-		if c.P12File == "" {
-			c.P12File, c.P12Password = e.opts.getenv("REMESSA_CERT"), e.opts.getenv("REMESSA_CERT_PASSWORD")
-		}
-	}
-	return connect(ctx, c)
+	return connect(ctx, serviceConfigFor(e.m, e.opts, e.log))
 }
 
 func (e *executor) load(ctx context.Context) error {

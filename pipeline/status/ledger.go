@@ -1,0 +1,282 @@
+// Package status follows a run's charges after it issued them: `remessa
+// status RUN_DIR` brings every charge up to date from the service, with as
+// few calls as the service's listings allow, and keeps what it saw in a
+// ledger beside the run's journal (situacao.db): the current state of each
+// charge and one event per observed change, with when it was seen, the
+// paid value and date, and how it was paid. The reconciliation reports
+// read the ledger.
+package status
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"remessa/pipeline/results"
+)
+
+// FileName is the ledger's file in a run folder.
+const FileName = "situacao.db"
+
+// States of a charge in the ledger, the same for both APIs.
+const (
+	StateOpen      = "open"      // waiting for payment (overdue is open with a past due date)
+	StatePaid      = "paid"      // paid through the bank (slip, Pix, card)
+	StateSettled   = "settled"   // paid outside the bank, marked by hand
+	StateCancelled = "cancelled" // cancelled or removed before payment
+	StateRefunded  = "refunded"  // paid, then given back in full
+)
+
+// Methods of payment.
+const (
+	MethodBoleto = "boleto"
+	MethodPix    = "pix"
+	MethodCard   = "card"
+	MethodManual = "manual"
+)
+
+// Charge is one charge of a run as the ledger knows it: a carnet parcel,
+// a slip or a cobv.
+type Charge struct {
+	Key         string // "charge:<id>" or "cobv:<txid>"
+	RowIndex    int    // the input row (0-based data row)
+	SourceRow   int    // the row as the sheet shows it
+	RowKey      string // the row's key column
+	Payer       string
+	Parcel      int // carnets: 1-based parcel; 0 otherwise
+	CarnetID    int64
+	ChargeID    int64
+	Txid        string
+	Due         string // YYYY-MM-DD
+	ValueCents  int64  // what was asked
+	Status      string // the service's own word (waiting, paid, ATIVA, CONCLUIDA, …)
+	State       string // StateOpen, …
+	PaidCents   int64  // what came in (0 when not paid)
+	PaidAt      string // RFC 3339 or YYYY-MM-DD as the service gave it
+	Method      string
+	RefundCents int64 // given back (Pix devoluções, card refunds)
+	UpdatedAt   string
+}
+
+var ledgerSchema = []string{
+	`CREATE TABLE IF NOT EXISTS charges (
+		key TEXT PRIMARY KEY,
+		row_index INTEGER NOT NULL,
+		source_row INTEGER NOT NULL,
+		row_key TEXT NOT NULL,
+		payer TEXT NOT NULL,
+		parcel INTEGER NOT NULL DEFAULT 0,
+		carnet_id INTEGER NOT NULL DEFAULT 0,
+		charge_id INTEGER NOT NULL DEFAULT 0,
+		txid TEXT NOT NULL DEFAULT '',
+		due TEXT NOT NULL,
+		value_cents INTEGER NOT NULL,
+		status TEXT NOT NULL,
+		state TEXT NOT NULL,
+		paid_cents INTEGER NOT NULL DEFAULT 0,
+		paid_at TEXT NOT NULL DEFAULT '',
+		method TEXT NOT NULL DEFAULT '',
+		refund_cents INTEGER NOT NULL DEFAULT 0,
+		updated_at TEXT NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS charges_charge ON charges(charge_id) WHERE charge_id <> 0`,
+	`CREATE INDEX IF NOT EXISTS charges_txid ON charges(txid) WHERE txid <> ''`,
+	`CREATE TABLE IF NOT EXISTS events (
+		id INTEGER PRIMARY KEY,
+		key TEXT NOT NULL,
+		status TEXT NOT NULL,
+		state TEXT NOT NULL,
+		paid_cents INTEGER NOT NULL,
+		paid_at TEXT NOT NULL,
+		method TEXT NOT NULL,
+		refund_cents INTEGER NOT NULL,
+		seen_at TEXT NOT NULL,
+		source TEXT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
+}
+
+// Ledger is a run's situacao.db.
+type Ledger struct {
+	db   *sql.DB
+	path string
+}
+
+// OpenLedger opens (creating) the ledger of the run in dir.
+func OpenLedger(dir string) (*Ledger, error) {
+	path := filepath.Join(dir, FileName)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	for _, s := range ledgerSchema {
+		if _, err := db.Exec(s); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("situação %s: %w", path, err)
+		}
+	}
+	return &Ledger{db: db, path: path}, nil
+}
+
+// Close closes the ledger.
+func (l *Ledger) Close() error { return l.db.Close() }
+
+// Meta reads a value of the ledger's meta table ("" when absent).
+func (l *Ledger) Meta(ctx context.Context, k string) string {
+	var v string
+	l.db.QueryRowContext(ctx, `SELECT v FROM meta WHERE k = ?`, k).Scan(&v)
+	return v
+}
+
+func (l *Ledger) setMeta(ctx context.Context, tx *sql.Tx, k, v string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, k, v)
+	return err
+}
+
+// seed adds the run's charges from its results (once; a charge already
+// in the ledger keeps what was seen of it).
+func (l *Ledger) seed(ctx context.Context, r *results.Results, now time.Time) (int, error) {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO charges (key, row_index, source_row, row_key, payer, parcel, carnet_id, charge_id, txid, due, value_cents, status, state, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`)
+	if err != nil {
+		return 0, err
+	}
+	defer ins.Close()
+	n := 0
+	at := now.UTC().Format(time.RFC3339)
+	add := func(row *results.Row, key string, parcel int, chargeID int64, txid, due string, value int64, status string) error {
+		res, err := ins.ExecContext(ctx, key, row.Index, row.SourceRow, row.Key, row.PayerName, parcel, row.CarnetID, chargeID, txid, due, value, status, StateOpen, at)
+		if err != nil {
+			return err
+		}
+		if k, _ := res.RowsAffected(); k > 0 {
+			n++
+		}
+		return nil
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Outcome != results.Issued {
+			continue
+		}
+		switch {
+		case len(row.Parcels) > 0:
+			for _, p := range row.Parcels {
+				if err := add(row, chargeKey(p.ChargeID), p.Number, p.ChargeID, "", p.DueDate, p.ValueCents, firstOf(p.Status, "waiting")); err != nil {
+					return 0, err
+				}
+			}
+		case row.Txid != "":
+			if err := add(row, cobvKey(row.Txid), 0, 0, row.Txid, row.DueDate, row.AmountCents, "ATIVA"); err != nil {
+				return 0, err
+			}
+		case len(row.ChargeIDs) > 0:
+			if err := add(row, chargeKey(row.ChargeIDs[0]), 0, row.ChargeIDs[0], "", row.DueDate, row.AmountCents, "waiting"); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, tx.Commit()
+}
+
+func chargeKey(id int64) string  { return fmt.Sprintf("charge:%d", id) }
+func cobvKey(txid string) string { return "cobv:" + txid }
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Observation is what the service said of one charge.
+type Observation struct {
+	Key         string
+	Status      string
+	State       string
+	PaidCents   int64
+	PaidAt      string
+	Method      string
+	RefundCents int64
+}
+
+// apply records an observation: the charge's current state, and an event
+// when anything changed. It reports whether something changed. An
+// observation never moves a charge back from a final state to an earlier
+// one (an old answer arriving late changes nothing).
+func apply(ctx context.Context, tx *sql.Tx, o Observation, seenAt, source string) (bool, error) {
+	var cur Observation
+	err := tx.QueryRowContext(ctx, `SELECT status, state, paid_cents, paid_at, method, refund_cents FROM charges WHERE key = ?`, o.Key).
+		Scan(&cur.Status, &cur.State, &cur.PaidCents, &cur.PaidAt, &cur.Method, &cur.RefundCents)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil // not a charge of this run
+	}
+	if err != nil {
+		return false, err
+	}
+	if rank(o.State) < rank(cur.State) || (o.State == cur.State && o.RefundCents < cur.RefundCents) {
+		return false, nil
+	}
+	if o.Status == cur.Status && o.State == cur.State && o.PaidCents == cur.PaidCents && o.PaidAt == cur.PaidAt && o.Method == cur.Method && o.RefundCents == cur.RefundCents {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE charges SET status = ?, state = ?, paid_cents = ?, paid_at = ?, method = ?, refund_cents = ?, updated_at = ? WHERE key = ?`,
+		o.Status, o.State, o.PaidCents, o.PaidAt, o.Method, o.RefundCents, seenAt, o.Key); err != nil {
+		return false, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO events (key, status, state, paid_cents, paid_at, method, refund_cents, seen_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.Key, o.Status, o.State, o.PaidCents, o.PaidAt, o.Method, o.RefundCents, seenAt, source)
+	return err == nil, err
+}
+
+// rank orders states: a charge goes open → paid/settled/cancelled →
+// refunded, never back.
+func rank(state string) int {
+	switch state {
+	case StateOpen:
+		return 0
+	case StatePaid, StateSettled, StateCancelled:
+		return 1
+	case StateRefunded:
+		return 2
+	}
+	return -1
+}
+
+// Charges returns every charge of the ledger in row and parcel order.
+func (l *Ledger) Charges(ctx context.Context) ([]Charge, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT key, row_index, source_row, row_key, payer, parcel, carnet_id, charge_id, txid, due, value_cents,
+		status, state, paid_cents, paid_at, method, refund_cents, updated_at FROM charges ORDER BY row_index, parcel`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Charge
+	for rows.Next() {
+		var c Charge
+		if err := rows.Scan(&c.Key, &c.RowIndex, &c.SourceRow, &c.RowKey, &c.Payer, &c.Parcel, &c.CarnetID, &c.ChargeID, &c.Txid, &c.Due,
+			&c.ValueCents, &c.Status, &c.State, &c.PaidCents, &c.PaidAt, &c.Method, &c.RefundCents, &c.UpdatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Events returns how many changes the ledger has recorded.
+func (l *Ledger) Events(ctx context.Context) (int, error) {
+	var n int
+	err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,138 @@
+package status_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"remessa/api"
+	"remessa/pipeline/results"
+	"remessa/pipeline/run"
+	"remessa/pipeline/status"
+	"remessa/sandbox"
+	"remessa/sandbox/control"
+)
+
+// issueEscola runs the school's carnets (40 × 12) on a shared embedded
+// sandbox and returns the run folder and the sandbox.
+func issueEscola(t *testing.T) (string, *sandbox.Running, *results.Results) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"carnes.yaml", "alunos.xlsx"} {
+		b, err := os.ReadFile(filepath.Join("../../samples/escola", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rn.Close() })
+	out, err := run.Run(context.Background(), filepath.Join(dir, "carnes.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out"),
+		Getenv: func(string) (string, bool) { return "", false }})
+	if err != nil || out.ExitCode() != 0 {
+		t.Fatalf("issue: %v", err)
+	}
+	return out.Dir, rn, out.Results
+}
+
+// TestSyncFollowsPayments: paid, late, settled and cancelled parcels
+// are seen by status, totals equal the sums of what the test paid, a
+// second sync asks only for what changed, and the ledger never moves a
+// charge back.
+func TestSyncFollowsPayments(t *testing.T) {
+	ctx := context.Background()
+	dir, rn, res := issueEscola(t)
+	ctl := &control.Client{BaseURL: rn.URL}
+	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := status.Options{Run: run.Options{Embedded: rn}}
+	first, err := status.Sync(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Charges != 480 || first.Received.Count != 0 || first.Open.Count != 480 {
+		t.Fatalf("first sync: %+v", first)
+	}
+	if first.Calls > 1 {
+		t.Errorf("the first sync of 480 charges made %d calls, want 1 (one page of 1,000)", first.Calls)
+	}
+	// pay parcel 1 of rows 0-9 at its value, parcel 2 of row 10 with
+	// R$ 3,50 more (the fine and interest the payer added)
+	var want int64
+	for i := 0; i <= 10; i++ {
+		row := res.Rows[i]
+		n, extra := 1, int64(0)
+		if i == 10 {
+			n, extra = 2, 350
+		}
+		v := row.Parcels[n-1].ValueCents + extra
+		if _, err := ctl.PayParcel(ctx, row.CarnetID, n, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
+			t.Fatalf("pay row %d parcel %d: %v", i, n, err)
+		}
+		want += v
+	}
+	// settle row 11's parcel 3 by hand, cancel row 12's carnet
+	if err := cl.SettleParcel(ctx, res.Rows[11].CarnetID, 3); err != nil {
+		t.Fatal(err)
+	}
+	settled := res.Rows[11].Parcels[2].ValueCents
+	if err := cl.CancelCarnet(ctx, res.Rows[12].CarnetID); err != nil {
+		t.Fatal(err)
+	}
+	var cancelled int64
+	for _, p := range res.Rows[12].Parcels {
+		cancelled += p.ValueCents
+	}
+	second, err := status.Sync(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Received.Count != 12 || second.Received.Cents != want+settled {
+		t.Errorf("received %d charges, %d cents; want 12 and %d (paid %d + settled %d)", second.Received.Count, second.Received.Cents, want+settled, want, settled)
+	}
+	if second.Settled.Count != 1 || second.Settled.Cents != settled {
+		t.Errorf("settled %+v, want 1 of %d", second.Settled, settled)
+	}
+	if second.Cancel.Count != 12 || second.Cancel.Cents != cancelled {
+		t.Errorf("cancelled %+v, want 12 parcels of %d", second.Cancel, cancelled)
+	}
+	if second.Changed != 11+1+12 {
+		t.Errorf("%d changes recorded, want 24", second.Changed)
+	}
+	if second.Calls > 5 {
+		t.Errorf("a later sync made %d calls, want at most 5 (payments, overdue, cancelled, settled, refunded)", second.Calls)
+	}
+	// nothing new: nothing changes, and the events stay as they were
+	third, err := status.Sync(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Changed != 0 || third.Received != second.Received {
+		t.Errorf("a sync with nothing new changed %d charges: %+v", third.Changed, third.Received)
+	}
+	// a full sync again finds the same
+	full, err := status.Sync(ctx, dir, status.Options{Run: run.Options{Embedded: rn}, Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Changed != 0 || full.Received != second.Received || full.Cancel != second.Cancel {
+		t.Errorf("a full sync disagrees with the incremental ones: %+v", full)
+	}
+	l, err := status.OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	n, _ := l.Events(ctx)
+	if n != 24 {
+		t.Errorf("%d events in the ledger, want 24", n)
+	}
+	_ = time.Now
+}

@@ -1,0 +1,386 @@
+package status
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"remessa/api"
+	"remessa/pipeline/results"
+	"remessa/pipeline/run"
+	"remessa/rules"
+)
+
+// Options tune a sync.
+type Options struct {
+	// Run carries how the service is reached, as `remessa resume` takes it:
+	// BaseURL/PixBaseURL (a `remessa sandbox` serving the run's data),
+	// Embedded (a running embedded sandbox), Getenv and Timeout.
+	Run run.Options
+	Now func() time.Time
+	// Full lists everything again instead of only what may have changed
+	// since the last sync.
+	Full bool
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// Tally is a count of charges and their amount.
+type Tally struct {
+	Count int   `json:"count"`
+	Cents int64 `json:"amount_cents"`
+}
+
+// Summary is how a run's charges stand after a sync.
+type Summary struct {
+	RunID    string       `json:"run_id"`
+	Kind     results.Kind `json:"kind"`
+	SyncedAt string       `json:"synced_at"`
+	Calls    int          `json:"calls"`   // requests this sync made
+	Changed  int          `json:"changed"` // charges whose state changed
+	Charges  int          `json:"charges"`
+	Issued   Tally        `json:"issued"`   // every charge, at its value
+	Received Tally        `json:"received"` // paid or settled, at what came in (less refunds)
+	Open     Tally        `json:"open"`     // not paid, due date today or later
+	Overdue  Tally        `json:"overdue"`  // not paid, due date past
+	Settled  Tally        `json:"settled"`  // of Received: paid outside the bank
+	Cancel   Tally        `json:"cancelled"`
+	Refunded Tally        `json:"refunded"`
+}
+
+// Summarize counts charges as of today (São Paulo).
+func Summarize(cs []Charge, today time.Time) Summary {
+	var s Summary
+	day := rules.FormatISODate(today)
+	for _, c := range cs {
+		s.Charges++
+		s.Issued.add(c.ValueCents)
+		switch c.State {
+		case StatePaid, StateSettled:
+			s.Received.add(c.PaidCents - c.RefundCents)
+			if c.State == StateSettled {
+				s.Settled.add(c.PaidCents)
+			}
+		case StateRefunded:
+			s.Refunded.add(c.RefundCents)
+		case StateCancelled:
+			s.Cancel.add(c.ValueCents)
+		default:
+			if c.Due < day {
+				s.Overdue.add(c.ValueCents)
+			} else {
+				s.Open.add(c.ValueCents)
+			}
+		}
+	}
+	return s
+}
+
+func (t *Tally) add(c int64) { t.Count++; t.Cents += c }
+
+// listing is how many items a list call asks for (the most the APIs give).
+const listing = 1000
+
+// Sync brings every charge of the run in dir up to date from the service
+// and records each change in the ledger. The first sync lists every
+// charge the run created (one call per 1,000 charges); a later one asks
+// only for what may have changed since the last: payments since then,
+// charges that went overdue since then, cancellations and manual
+// settlements (and for Pix, the Pix received since then and the refunds).
+func Sync(ctx context.Context, dir string, o Options) (*Summary, error) {
+	res, err := results.Load(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, fmt.Errorf("situação: %w", err)
+	}
+	l, err := OpenLedger(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	now := o.now()
+	if _, err := l.seed(ctx, res, now); err != nil {
+		return nil, err
+	}
+	svc, m, err := run.Connect(ctx, dir, o.Run)
+	if err != nil {
+		return nil, fmt.Errorf("situação: conectar ao serviço: %w", err)
+	}
+	defer svc.Close()
+	s := &syncer{l: l, cl: svc.Client, m: m, now: now, seenAt: now.UTC().Format(time.RFC3339Nano)}
+	last := l.Meta(ctx, "last_sync")
+	if o.Full {
+		last = ""
+	}
+	if err := s.run(ctx, res.Run.Kind, last); err != nil {
+		return nil, err
+	}
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if err := l.setMeta(ctx, tx, "last_sync", s.seenAt); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	cs, err := l.Charges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sum := Summarize(cs, rules.Today(now))
+	sum.RunID, sum.Kind, sum.SyncedAt, sum.Calls, sum.Changed = m.RunID, res.Run.Kind, s.seenAt, s.calls, s.changed
+	return &sum, nil
+}
+
+type syncer struct {
+	l       *Ledger
+	cl      *api.Client
+	m       run.Meta
+	now     time.Time
+	seenAt  string
+	calls   int
+	changed int
+}
+
+func (s *syncer) run(ctx context.Context, kind results.Kind, last string) error {
+	start, _ := time.Parse(time.RFC3339, s.m.StartedAt)
+	if start.IsZero() {
+		start = s.now.AddDate(0, 0, -1)
+	}
+	// creation window: the run's days, widened by a day on each side for
+	// clocks and time zones
+	from, to := rules.Today(start).AddDate(0, 0, -1), rules.Today(s.now).AddDate(0, 0, 1)
+	var lastT time.Time
+	if last != "" {
+		lastT, _ = time.Parse(time.RFC3339Nano, last)
+	}
+	switch kind {
+	case results.Cobv:
+		return s.pix(ctx, start.Add(-24*time.Hour), s.now.Add(24*time.Hour), lastT)
+	default:
+		ct := "billet"
+		if kind == results.Carnets {
+			ct = "carnet"
+		}
+		return s.charges(ctx, ct, from, to, lastT)
+	}
+}
+
+func (s *syncer) charges(ctx context.Context, chargeType string, from, to, last time.Time) error {
+	day := rules.FormatISODate
+	if last.IsZero() {
+		return s.listCharges(ctx, api.ChargeListQuery{ChargeType: chargeType, BeginDate: day(from), EndDate: day(to)}, "listagem")
+	}
+	since := rules.Today(last)
+	for _, q := range []api.ChargeListQuery{
+		{ChargeType: chargeType, DateOf: "payment", BeginDate: day(since), EndDate: day(to)},
+		{ChargeType: chargeType, DateOf: "expired", BeginDate: day(since), EndDate: day(to)},
+		{ChargeType: chargeType, Status: "canceled", BeginDate: day(from), EndDate: day(to)},
+		{ChargeType: chargeType, Status: "settled", BeginDate: day(from), EndDate: day(to)},
+		{ChargeType: chargeType, Status: "refunded", BeginDate: day(from), EndDate: day(to)},
+	} {
+		if err := s.listCharges(ctx, q, "listagem"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *syncer) listCharges(ctx context.Context, q api.ChargeListQuery, source string) error {
+	q.Limit = listing
+	for page := 1; ; page++ {
+		q.Page = page
+		list, err := s.cl.ListCharges(ctx, q)
+		s.calls++
+		if err != nil {
+			return fmt.Errorf("situação: GET /v1/charges: %w", err)
+		}
+		obs := make([]Observation, 0, len(list.Data))
+		for i := range list.Data {
+			obs = append(obs, chargeObservation(&list.Data[i]))
+		}
+		if err := s.apply(ctx, obs, source); err != nil {
+			return err
+		}
+		total := list.Params.Pagination.Total
+		if len(list.Data) < listing || (total > 0 && page*listing >= total) {
+			return nil
+		}
+	}
+}
+
+// chargeObservation reads a charge of the listing.
+func chargeObservation(c *api.ChargeSummary) Observation {
+	o := Observation{Key: chargeKey(c.ID), Status: c.Status, State: chargeState(c.Status)}
+	if p := c.Payment; p != nil && (o.State == StatePaid || o.State == StateRefunded) {
+		o.PaidCents, o.PaidAt = p.PaidValue, p.PaidAt
+		if o.PaidCents == 0 {
+			o.PaidCents = c.Total
+		}
+		switch {
+		case strings.Contains(p.PaymentMethod, "card"):
+			o.Method = MethodCard
+		case strings.Contains(p.PaymentMethod, "pix"):
+			o.Method = MethodPix
+		default:
+			o.Method = MethodBoleto
+		}
+	}
+	switch o.State {
+	case StateSettled:
+		o.Method, o.PaidCents = MethodManual, c.Total
+		if c.Payment != nil && c.Payment.PaidAt != "" {
+			o.PaidAt = c.Payment.PaidAt
+		}
+	case StateRefunded:
+		o.RefundCents = o.PaidCents
+	}
+	return o
+}
+
+// chargeState maps the charges API's statuses.
+func chargeState(status string) string {
+	switch status {
+	case "paid", "contested":
+		return StatePaid
+	case "settled":
+		return StateSettled
+	case "canceled", "expired":
+		return StateCancelled
+	case "refunded":
+		return StateRefunded
+	}
+	return StateOpen // new, waiting, unpaid, link, identified, approved
+}
+
+func (s *syncer) pix(ctx context.Context, from, to, last time.Time) error {
+	if last.IsZero() {
+		return s.listCobv(ctx, api.ListCobVParams{ListCobParams: api.ListCobParams{ListParams: api.ListParams{Inicio: from, Fim: to}}})
+	}
+	// Pix received since the last sync, refunds over the run's whole life,
+	// and the charges removed
+	if err := s.listPix(ctx, api.ListPixParams{ListParams: api.ListParams{Inicio: last.Add(-5 * time.Minute), Fim: to}}, false); err != nil {
+		return err
+	}
+	if err := s.listPix(ctx, api.ListPixParams{ListParams: api.ListParams{Inicio: from, Fim: to}}, true); err != nil {
+		return err
+	}
+	return s.listCobv(ctx, api.ListCobVParams{ListCobParams: api.ListCobParams{ListParams: api.ListParams{Inicio: from, Fim: to}, Status: "REMOVIDA_PELO_USUARIO_RECEBEDOR"}})
+}
+
+func (s *syncer) listCobv(ctx context.Context, p api.ListCobVParams) error {
+	p.ItensPorPagina = listing
+	for page := 0; ; page++ {
+		p.PaginaAtual = page
+		list, err := s.cl.ListCobV(ctx, p)
+		s.calls++
+		if err != nil {
+			return fmt.Errorf("situação: GET /v2/cobv: %w", err)
+		}
+		obs := make([]Observation, 0, len(list.Cobs))
+		for i := range list.Cobs {
+			obs = append(obs, cobvObservation(&list.Cobs[i]))
+		}
+		if err := s.apply(ctx, obs, "listagem"); err != nil {
+			return err
+		}
+		if page+1 >= list.Parametros.Paginacao.QuantidadeDePaginas {
+			return nil
+		}
+	}
+}
+
+// listPix applies received Pix (only those with a refund when refunds).
+func (s *syncer) listPix(ctx context.Context, p api.ListPixParams, refunds bool) error {
+	p.ItensPorPagina = listing
+	byTxid := map[string][]api.PixRecebido{}
+	for page := 0; ; page++ {
+		p.PaginaAtual = page
+		list, err := s.cl.ListPix(ctx, p)
+		s.calls++
+		if err != nil {
+			return fmt.Errorf("situação: GET /v2/pix: %w", err)
+		}
+		for _, px := range list.Pix {
+			if px.Txid != "" && (!refunds || len(px.Devolucoes) > 0) {
+				byTxid[px.Txid] = append(byTxid[px.Txid], px)
+			}
+		}
+		if page+1 >= list.Parametros.Paginacao.QuantidadeDePaginas {
+			break
+		}
+	}
+	obs := make([]Observation, 0, len(byTxid))
+	for txid, pix := range byTxid {
+		obs = append(obs, pixObservation(txid, "CONCLUIDA", pix))
+	}
+	return s.apply(ctx, obs, "pix")
+}
+
+// cobvObservation reads a cobv of the listing.
+func cobvObservation(c *api.Cob) Observation {
+	return pixObservation(c.Txid, c.Status, c.Pix)
+}
+
+func pixObservation(txid, status string, pix []api.PixRecebido) Observation {
+	o := Observation{Key: cobvKey(txid), Status: status, State: StateOpen}
+	switch {
+	case strings.HasPrefix(status, "REMOVIDA"):
+		o.State = StateCancelled
+	case status == "CONCLUIDA" || len(pix) > 0:
+		o.State, o.Method = StatePaid, MethodPix
+		for _, px := range pix {
+			v, _ := rules.ParsePixAmount(px.Valor)
+			o.PaidCents += v
+			if o.PaidAt == "" || px.Horario < o.PaidAt {
+				o.PaidAt = px.Horario
+			}
+			for _, d := range px.Devolucoes {
+				if d.Status == "DEVOLVIDO" {
+					r, _ := rules.ParsePixAmount(d.Valor)
+					o.RefundCents += r
+				}
+			}
+		}
+		if o.PaidCents > 0 && o.RefundCents >= o.PaidCents {
+			o.State = StateRefunded
+		}
+	}
+	return o
+}
+
+// apply records a page of observations in one transaction.
+func (s *syncer) apply(ctx context.Context, obs []Observation, source string) error {
+	if len(obs) == 0 {
+		return nil
+	}
+	tx, err := s.l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, o := range obs {
+		ch, err := apply(ctx, tx, o, s.seenAt, source)
+		if err != nil {
+			return err
+		}
+		if ch {
+			s.changed++
+		}
+	}
+	return tx.Commit()
+}
+
+var _ = errors.Is
+var _ = sql.ErrNoRows
