@@ -2,8 +2,6 @@ package status
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -97,9 +95,12 @@ const listing = 1000
 // charges that went overdue since then, cancellations and manual
 // settlements (and for Pix, the Pix received since then and the refunds).
 func Sync(ctx context.Context, dir string, o Options) (*Summary, error) {
+	if _, err := run.ReadMeta(ctx, dir); err != nil {
+		return nil, err
+	}
 	res, err := results.Load(filepath.Join(dir, "results.json"))
 	if err != nil {
-		return nil, fmt.Errorf("situação: %w", err)
+		return nil, &run.UsageError{Msg: fmt.Sprintf("a execução em %s ainda não tem results.json: termine-a com \"remessa resume %s\"", dir, dir), Err: err}
 	}
 	l, err := OpenLedger(dir)
 	if err != nil {
@@ -381,6 +382,3 @@ func (s *syncer) apply(ctx context.Context, obs []Observation, source string) er
 	}
 	return tx.Commit()
 }
-
-var _ = errors.Is
-var _ = sql.ErrNoRows

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"remessa/pipeline/run"
+	"remessa/pipeline/status"
+	"remessa/rules"
+)
+
+func init() {
+	register(&command{
+		Name:    "status",
+		Summary: "atualiza a situação das cobranças de uma execução (pagas, em aberto, vencidas, canceladas) com poucas chamadas ao serviço",
+		Usage:   "RUN_DIR [--format text|json] [--watch 30s] [--full] [--base-url URL] [--pix-base-url URL] [--lang pt|en]",
+		Run:     runStatus,
+	})
+}
+
+func runStatus(args []string, stdout, stderr io.Writer) int {
+	c := commands["status"]
+	fs := newFlagSet(c, stdout, stderr)
+	format := fs.String("format", "text", "saída: text ou json")
+	watch := fs.Duration("watch", 0, "atualiza a cada intervalo até Ctrl+C (ex.: 30s)")
+	full := fs.Bool("full", false, "lista tudo de novo em vez de só o que mudou desde a última vez")
+	baseURL := fs.String("base-url", "", "endereço da API de cobranças (ex.: um remessa sandbox servindo os dados da execução)")
+	pixURL := fs.String("pix-base-url", "", "endereço da API Pix (padrão: o de --base-url)")
+	lang := fs.String("lang", "pt", "idioma: pt ou en")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 || (*format != "text" && *format != "json") || *watch < 0 || (*watch > 0 && *watch < time.Second) {
+		fmt.Fprintf(stderr, "Uso: remessa status %s\n", c.Usage)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := status.Options{Run: run.Options{BaseURL: *baseURL, PixBaseURL: *pixURL}, Full: *full}
+	for {
+		sum, err := status.Sync(ctx, pos[0], opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return exitOK
+			}
+			fmt.Fprintln(stderr, "remessa status:", err)
+			var ue *run.UsageError
+			if errors.As(err, &ue) {
+				return exitUsage
+			}
+			return exitInternal
+		}
+		if *format == "json" {
+			b, _ := json.Marshal(sum)
+			fmt.Fprintln(stdout, string(b))
+		} else {
+			writeStatus(stdout, sum, *lang)
+		}
+		if *watch == 0 {
+			return exitOK
+		}
+		opts.Full = false
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case <-time.After(*watch):
+		}
+	}
+}
+
+// writeStatus prints a sync's summary for people.
+func writeStatus(w io.Writer, s *status.Summary, lang string) {
+	brl := rules.FormatBRL
+	at := s.SyncedAt
+	if t, err := time.Parse(time.RFC3339Nano, s.SyncedAt); err == nil {
+		at = t.In(rules.SaoPaulo).Format("02/01/2006 15:04")
+	}
+	line := func(label string, t status.Tally) {
+		fmt.Fprintf(w, "  %-22s %7d  %18s\n", label, t.Count, brl(t.Cents))
+	}
+	if lang == "en" {
+		fmt.Fprintf(w, "Run %s (%s) as of %s — %d charges; %d changed, %d calls\n", s.RunID, s.Kind, at, s.Charges, s.Changed, s.Calls)
+		line("issued", s.Issued)
+		line("received", s.Received)
+		line("  of which by hand", s.Settled)
+		line("open (not yet due)", s.Open)
+		line("overdue", s.Overdue)
+		line("cancelled", s.Cancel)
+		line("refunded", s.Refunded)
+		return
+	}
+	kinds := map[string]string{"carnets": "carnês", "cobv": "Pix com vencimento", "boletos": "boletos"}
+	fmt.Fprintf(w, "Execução %s (%s) em %s — %d cobranças; %d mudaram, %d chamadas\n", s.RunID, kinds[string(s.Kind)], at, s.Charges, s.Changed, s.Calls)
+	line("emitidas", s.Issued)
+	line("recebidas", s.Received)
+	line("  das quais por fora", s.Settled)
+	line("a vencer", s.Open)
+	line("vencidas", s.Overdue)
+	line("canceladas", s.Cancel)
+	line("devolvidas", s.Refunded)
+}
