@@ -35,6 +35,13 @@ type TemplateColumn struct {
 	Choices     []string // allowed values (a drop-down list in XLSX)
 }
 
+// TemplateExampleFill is the fill colour of an XLSX template's example
+// row, and TemplateExampleNote the note on its first cell.
+const (
+	TemplateExampleFill = "FCE4D6"
+	TemplateExampleNote = "Linha de exemplo: apague esta linha antes de emitir. O remessa validate recusa a linha de exemplo do modelo."
+)
+
 // TemplateSheet is the name of the data sheet of an XLSX template, and
 // TemplateInstructionsSheet the name of its instructions sheet.
 const (
@@ -103,6 +110,17 @@ func writeTemplateXLSX(path, title string, cols []TemplateColumn, instructions [
 	moneyStyle := style(&excelize.Style{CustomNumFmt: &moneyFmt})
 	pctStyle := style(&excelize.Style{CustomNumFmt: &pctFmt})
 	intStyle := style(&excelize.Style{NumFmt: 1})
+	// The example row is visibly an example: grey italic on an orange fill,
+	// each cell keeping its column's number format.
+	exFill := excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{TemplateExampleFill}}
+	exFont := &excelize.Font{Italic: true, Color: "7F7F7F"}
+	exampleStyle := map[int]int{
+		textStyle:  style(&excelize.Style{CustomNumFmt: &textFmt, Fill: exFill, Font: exFont}),
+		dateStyle:  style(&excelize.Style{CustomNumFmt: &dateFmt, Fill: exFill, Font: exFont}),
+		moneyStyle: style(&excelize.Style{CustomNumFmt: &moneyFmt, Fill: exFill, Font: exFont}),
+		pctStyle:   style(&excelize.Style{CustomNumFmt: &pctFmt, Fill: exFill, Font: exFont}),
+		intStyle:   style(&excelize.Style{NumFmt: 1, Fill: exFill, Font: exFont}),
+	}
 	reqHeader := style(&excelize.Style{Font: &excelize.Font{Bold: true}, CustomNumFmt: &textFmt,
 		Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFF2CC"}}})
 	optHeader := style(&excelize.Style{Font: &excelize.Font{Bold: true}, CustomNumFmt: &textFmt})
@@ -136,7 +154,7 @@ func writeTemplateXLSX(path, title string, cols []TemplateColumn, instructions [
 		// example cell gets it explicitly.
 		must(f.SetColStyle(TemplateSheet, col, colStyle))
 		must(writeExample(f, ex, c))
-		must(f.SetCellStyle(TemplateSheet, ex, ex, colStyle))
+		must(f.SetCellStyle(TemplateSheet, ex, ex, exampleStyle[colStyle]))
 		must(f.SetCellStr(TemplateSheet, hdr, c.Header))
 		hs := optHeader
 		if c.Required {
@@ -170,6 +188,7 @@ func writeTemplateXLSX(path, title string, cols []TemplateColumn, instructions [
 			must(f.AddDataValidation(TemplateSheet, dv))
 		}
 	}
+	must(f.AddComment(TemplateSheet, excelize.Comment{Cell: "A2", Author: "remessa", Text: TemplateExampleNote, Width: 260, Height: 80}))
 	must(f.SetPanes(TemplateSheet, &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}))
 
 	// Instructions sheet.
@@ -191,7 +210,7 @@ func writeTemplateXLSX(path, title string, cols []TemplateColumn, instructions [
 		row++
 	}
 	lines := []string{
-		"Preencha a aba \"" + TemplateSheet + "\": uma linha por pagador, a partir da linha 2 (a linha 2 é um exemplo; apague ou substitua).",
+		"Preencha a aba \"" + TemplateSheet + "\": uma linha por pagador, a partir da linha 2. A linha 2 (em laranja) é um exemplo: apague-a ou escreva por cima dela; o remessa recusa a linha de exemplo.",
 		"Não mude os cabeçalhos da linha 1. A ordem das colunas pode mudar. Colunas em amarelo são obrigatórias.",
 		"Valores em reais com vírgula decimal (1.234,56); datas no formato dd/mm/aaaa; CPF, CNPJ e CEP podem ter ou não pontuação.",
 	}
@@ -327,6 +346,7 @@ func writeTemplateYAML(path, title string, cols []TemplateColumn, instructions [
 		v := &yaml.Node{Kind: yaml.ScalarNode, Value: c.Example, Style: yaml.DoubleQuotedStyle}
 		item.Content = append(item.Content, k, v)
 	}
+	item.HeadComment = "EXEMPLO: apague este item (o remessa recusa a linha de exemplo do modelo) e escreva um por pagador."
 	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: strings.Join(head, "\n"),
 		Content: []*yaml.Node{{Kind: yaml.SequenceNode, Content: []*yaml.Node{item}}}}
 	out, err := yaml.Marshal(doc)

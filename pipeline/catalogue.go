@@ -73,7 +73,7 @@ const (
 var Catalogue = []Field{
 	{ID: FKey, Label: "Código", LabelEN: "Key", Type: "key",
 		Aliases: []string{"chave", "código", "codigo", "id", "matrícula", "matricula", "identificador", "referência", "contrato", "key", "row_key"},
-		Doc:     "identificador único da linha, o mesmo em todas as execuções (matrícula, contrato)", DocEN: "unique row identifier, the same across runs (enrolment, contract)", Example: "A001"},
+		Doc:     "identificador único da linha, o mesmo em todas as execuções (matrícula, contrato)", DocEN: "unique row identifier, the same across runs (enrolment, contract)", Example: TemplateExampleKey},
 	{ID: FName, Label: "Nome", LabelEN: "Name", Type: "text",
 		Aliases: []string{"nome", "responsável", "responsavel", "pagador", "nome do pagador", "nome completo", "cliente", "devedor", "payer", "payer.name", "payer_name", "customer"},
 		Doc:     "nome do pagador (pessoa física; para empresa, use Razão social)", DocEN: "payer name (a person; for a company use Razão social)", Example: "Maria José da Conceição"},

@@ -55,6 +55,44 @@ func TemplateColumns(kind results.Kind, today time.Time, lang string) []formats.
 	return cols
 }
 
+// TemplateExampleKey is the key of the templates' example row: the row
+// is visibly an example, and validation refuses it (CodeTemplateExample).
+const TemplateExampleKey = "EXEMPLO"
+
+// CodeTemplateExample is the problem code of a row that is the template's
+// own example payer, left in the sheet.
+const CodeTemplateExample = "linha_exemplo"
+
+// templateExample is a payer a template's example row carries: today's
+// (from the catalogue) and the one templates wrote before the key was
+// EXEMPLO, which sheets filled from them may still hold.
+type templateExample struct{ key, name, doc string }
+
+var templateExamples = func() []templateExample {
+	key, _ := FieldByID(FKey)
+	name, _ := FieldByID(FName)
+	doc, _ := FieldByID(FDocument)
+	now := templateExample{formats.NormalizeHeader(key.Example), formats.NormalizeHeader(name.Example), rules.CleanDocument(doc.Example)}
+	return []templateExample{now, {"a001", now.name, now.doc}}
+}()
+
+// isTemplateExample reports whether a row's key, payer name and document
+// are all the template's example ones (compared as headers are: case,
+// accents and punctuation aside; the document by its digits). One shared
+// value is not enough: a real payer may be called Maria José da Conceição.
+func isTemplateExample(key, name, doc string) bool {
+	if key == "" || name == "" || doc == "" {
+		return false
+	}
+	k := formats.NormalizeHeader(key)
+	for _, e := range templateExamples {
+		if k == e.key && rules.CleanDocument(doc) == e.doc && formats.NormalizeHeader(name) == e.name {
+			return true
+		}
+	}
+	return false
+}
+
 // TemplateInstructions are the lines of the instructions sheet.
 func TemplateInstructions(kind results.Kind) []string {
 	what := map[results.Kind]string{

@@ -840,6 +840,10 @@ func (vr *rowValidator) row(index int, row formats.Row) (*Item, *results.Row, []
 	}
 
 	payer := vr.payer(rc, it)
+	if isTemplateExample(key, it.PayerName, it.PayerDoc) {
+		rc.fail(CodeTemplateExample, FKey, kc, "é a linha de exemplo do modelo (Código "+key+", "+it.PayerName+"); apague-a antes de emitir",
+			"this is the template's example row (key "+key+", "+it.PayerName+"); delete it before issuing")
+	}
 
 	switch vr.kind {
 	case results.Carnets:

@@ -72,7 +72,8 @@ func TestSchemaAndTemplateCommands(t *testing.T) {
 	if code, out, errs := pipeCmd("template", "carnets", "-o", xlsx, "--job", job); code != exitOK {
 		t.Fatalf("template exit %d %s %s", code, out, errs)
 	}
-	if code, out, _ := pipeCmd("validate", job); code != exitOK {
+	// the template's example row is refused at its row until deleted
+	if code, out, _ := pipeCmd("validate", job); code != 1 || !strings.Contains(out, "linha 2, coluna A (Código): é a linha de exemplo do modelo") || !strings.Contains(out, "[linha_exemplo]") {
 		t.Errorf("validate of the template: exit %d\n%s", code, out)
 	}
 	if code, _, _ := pipeCmd("template", "faturas"); code != exitUsage {
