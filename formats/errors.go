@@ -6,36 +6,38 @@ import (
 )
 
 // Error codes carried by Error.Code and Warning.Code. They are stable and
-// meant for programs; the messages are for people.
+// meant for programs (Portuguese snake_case, like every problem code of
+// remessa; the table of all of them is docs/codes.md); the messages are for
+// people.
 const (
-	CodeOpen           = "open"            // the file cannot be opened or read
-	CodeEmpty          = "empty_file"      // no header row
-	CodeNoData         = "no_data"         // a header but no data rows
-	CodeTooLarge       = "too_large"       // MaxBytes or the unzip limit exceeded
-	CodeTooManyRows    = "too_many_rows"   // MaxRows exceeded
-	CodeCorrupt        = "corrupt"         // not a valid file of its format
-	CodeEncrypted      = "encrypted"       // password-protected workbook
-	CodeOldXLS         = "old_xls"         // Excel 97-2003 binary workbook
-	CodeUnknownFormat  = "unknown_format"  // extension and content not recognised
-	CodeSheetNotFound  = "sheet_not_found" // Options.Sheet is not in the workbook
-	CodeRagged         = "ragged_row"      // a CSV row with a different number of fields
-	CodeBadQuote       = "bad_quote"       // CSV quoting error
-	CodeBadStructure   = "bad_structure"   // YAML that is not a list of mappings
-	CodeNestedValue    = "nested_value"    // YAML value that is a list or mapping
-	CodeMissingColumns = "missing_columns" // required fields without a column
-	CodeUnknownColumn  = "unknown_column"  // an override names a header that does not exist
-	CodeAmbiguous      = "ambiguous_column"
-	CodeBadMoney       = "bad_money"
-	CodeBadPercent     = "bad_percent"
-	CodeBadDate        = "bad_date"
-	CodeBadSerial      = "bad_serial"
+	CodeOpen           = "erro_leitura"          // the file cannot be opened or read
+	CodeEmpty          = "arquivo_vazio"         // no header row
+	CodeNoData         = "sem_dados"             // a header but no data rows
+	CodeTooLarge       = "arquivo_grande_demais" // MaxBytes or the unzip limit exceeded
+	CodeTooManyRows    = "linhas_demais"         // MaxRows exceeded
+	CodeCorrupt        = "arquivo_corrompido"    // not a valid file of its format
+	CodeEncrypted      = "arquivo_protegido"     // password-protected workbook
+	CodeOldXLS         = "xls_antigo"            // Excel 97-2003 binary workbook
+	CodeUnknownFormat  = "formato_desconhecido"  // extension and content not recognised
+	CodeSheetNotFound  = "aba_inexistente"       // Options.Sheet is not in the workbook
+	CodeRagged         = "linha_irregular"       // a CSV row with a different number of fields
+	CodeBadQuote       = "aspas_invalidas"       // CSV quoting error
+	CodeBadStructure   = "estrutura_invalida"    // YAML that is not a list of mappings
+	CodeNestedValue    = "valor_aninhado"        // YAML value that is a list or mapping
+	CodeMissingColumns = "colunas_ausentes"      // required fields without a column
+	CodeUnknownColumn  = "coluna_inexistente"    // an override names a header that does not exist
+	CodeAmbiguous      = "coluna_ambigua"
+	CodeBadMoney       = "valor_invalido"
+	CodeBadPercent     = "percentual_invalido"
+	CodeBadDate        = "data_invalida"
+	CodeBadSerial      = "data_serial_invalida"
 
-	WarnEncoding        = "encoding_cp1252"
-	WarnDuplicateHeader = "duplicate_header"
-	WarnBlankHeader     = "blank_header"
-	WarnDataNoHeader    = "data_without_header"
-	WarnFormulaNoValue  = "formula_without_value"
-	WarnCellError       = "cell_error"
+	WarnEncoding        = "codificacao_cp1252"
+	WarnDuplicateHeader = "cabecalho_repetido"
+	WarnBlankHeader     = "cabecalho_vazio"
+	WarnDataNoHeader    = "dados_sem_cabecalho"
+	WarnFormulaNoValue  = "formula_sem_valor"
+	WarnCellError       = "celula_com_erro"
 )
 
 // Error is a problem found in an input file or value, with its position when

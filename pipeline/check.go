@@ -396,7 +396,7 @@ func (c *checker) checkItems(items []ItemSpec, base string) {
 			sitems[i] = splitItemConst(&items[i])
 		}
 		for _, v := range rules.CheckMarketplace(sitems, nil, c.j.Endpoint.PayeeCode) {
-			c.fail(base+v.Pointer, strings.ReplaceAll(v.Rule, ".", "_"), v.Message, v.MessageEN)
+			c.fail(base+v.Pointer, ruleCode(v.Rule), v.Message, v.MessageEN)
 		}
 	}
 }
@@ -591,7 +591,7 @@ func (c *checker) checkCobv(s *CobvSpec) {
 		}
 		if constant && len(c.d.probs) == 0 {
 			for _, v := range rules.CheckPixSplit(pixSplitConst(sp), c.j.Endpoint.Conta) {
-				c.fail(base+pixPointer(v.Pointer), strings.ReplaceAll(v.Rule, ".", "_"), v.Message, v.MessageEN)
+				c.fail(base+pixPointer(v.Pointer), ruleCode(v.Rule), v.Message, v.MessageEN)
 			}
 		}
 	}

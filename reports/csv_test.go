@@ -119,7 +119,7 @@ func TestCSVCommaDialect(t *testing.T) {
 	if recs[3][2] != `=HYPERLINK("http://evil")` {
 		t.Errorf("comma dialect keeps text as is, got %q", recs[3][2])
 	}
-	if recs[2][4] != "ambiguous" || recs[2][19] != "ambiguous" {
+	if recs[2][4] != "ambiguous" || recs[2][19] != "ambigua" {
 		t.Errorf("ambiguous row %q", recs[2])
 	}
 }
@@ -139,7 +139,7 @@ func TestCSVExcelDefusesFormulas(t *testing.T) {
 	}
 	// the ambiguous row has a default problem and action
 	for _, r := range recs[1:] {
-		if r[0] == "3" && (r[6] != "ambiguous" || !strings.Contains(r[12], "remessa resume")) {
+		if r[0] == "3" && (r[6] != "ambigua" || !strings.Contains(r[12], "remessa resume")) {
 			t.Errorf("ambiguous problem %q", r)
 		}
 	}

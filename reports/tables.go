@@ -178,13 +178,13 @@ func rowProblems(lang string, row *results.Row) []results.Problem {
 	var code, key string
 	switch row.Outcome {
 	case results.Refused:
-		code, key = "refused", "msg_refused"
+		code, key = "recusada", "msg_refused"
 	case results.Denied:
-		code, key = "denied", "msg_denied"
+		code, key = "negada", "msg_denied"
 	case results.Ambiguous:
-		code, key = "ambiguous", "msg_ambiguous"
+		code, key = "ambigua", "msg_ambiguous"
 	default:
-		code, key = "pending", "msg_pending"
+		code, key = "pendente", "msg_pending"
 	}
 	return []results.Problem{{Code: code, Message: labels[key].pt, MessageEN: labels[key].en}}
 }

@@ -248,7 +248,7 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, cfgID map[strin
 					res.Problems = []results.Problem{{Code: "fora_do_lote", Message: "o lote não contém este txid"}}
 				case it.Status == "NEGADA":
 					state = journal.RowDenied
-					p := results.Problem{Code: "NEGADA", Message: "cobrança negada pelo serviço",
+					p := results.Problem{Code: "negada", Message: "cobrança negada pelo serviço",
 						Action:   "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)",
 						ActionEN: "fix the row and send it again in a new run (it is in the rejected rows file)"}
 					if it.Problema != nil {
