@@ -68,7 +68,7 @@ type billetReq struct {
 	Customer            *Customer        `json:"customer"`
 	ExpireAt            *string          `json:"expire_at"`
 	Configurations      *configReq       `json:"configurations"`
-	Message             *string          `json:"message"`
+	Message             *string          `json:"message" text:"multiline"` // printed on the slip: line breaks allowed
 	Discount            *discountReq     `json:"discount"`
 	ConditionalDiscount *condDiscountReq `json:"conditional_discount"`
 }
@@ -139,7 +139,7 @@ type carnetReq struct {
 	SplitItems          *bool            `json:"split_items"`
 	Metadata            *metadataReq     `json:"metadata"`
 	Configurations      *configReq       `json:"configurations"`
-	Message             *string          `json:"message"`
+	Message             *string          `json:"message" text:"multiline"` // printed on the slip: line breaks allowed
 	Discount            *discountReq     `json:"discount"`
 	ConditionalDiscount *condDiscountReq `json:"conditional_discount"`
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // DefaultMaxBody is the largest request body DecodeStrict accepts (1 MiB).
@@ -31,6 +32,7 @@ const (
 	ErrSyntax                                     // not JSON, or trailing data after the value
 	ErrEmptyBody                                  // no body at all
 	ErrTooLarge                                   // body above the limit
+	ErrControlChar                                // a control character inside a string (see ControlChar)
 )
 
 // DecodeError tells what is wrong with a request body and where.
@@ -60,8 +62,10 @@ func (e *DecodeError) Status() int {
 
 // DecodeStrict reads r's body (at most DefaultMaxBody bytes) into v, which
 // must be a pointer. It refuses unknown properties, values of the wrong
-// type, invalid JSON, trailing data, an empty body and a body above the
-// limit, saying where with a JSON pointer. It never panics on any input.
+// type, a control character inside a string (ControlChar; a field tagged
+// `text:"multiline"` may also hold line breaks), invalid JSON, trailing
+// data, an empty body and a body above the limit, saying where with a JSON
+// pointer. It never panics on any input.
 func DecodeStrict(r *http.Request, v any) *DecodeError {
 	return DecodeStrictLimit(r, v, DefaultMaxBody)
 }
@@ -113,7 +117,7 @@ func DecodeBytes(data []byte, v any) *DecodeError {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		panic("httpx: DecodeStrict needs a non-nil pointer")
 	}
-	if de := check(rv.Type().Elem(), generic, ""); de != nil {
+	if de := check(rv.Type().Elem(), generic, "", false); de != nil {
 		return de
 	}
 	if err := json.Unmarshal(data, v); err != nil {
@@ -238,10 +242,72 @@ func wrongType(ptr string, want string, got any) *DecodeError {
 		Message: "Tipo inválido: esperado " + want + ", recebido " + g}
 }
 
-// check walks the generic value val along type t.
-func check(t reflect.Type, val any, ptr string) *DecodeError {
-	if t == rawMessageType || t == numberType && isNumber(val) {
+// ControlChar finds the first character of s that a text field may not
+// hold: a C0 control character (U+0000–U+001F) other than tab, or DEL
+// (U+007F). With multiline, a line feed and a carriage return followed by
+// a line feed (a line break) are allowed too; a lone carriage return is
+// not. Banks refuse these characters and they break printed slips; the
+// real service answers them with a validation error. It returns the
+// character and its position in characters (1-based), or ok false.
+func ControlChar(s string, multiline bool) (c rune, pos int, ok bool) {
+	for i := 0; i < len(s); i++ { // these are all ASCII: no byte of a multi-byte character is below 0x80
+		b := s[i]
+		if b >= 0x20 && b != 0x7f || b == '\t' {
+			continue
+		}
+		if multiline && (b == '\n' || b == '\r' && i+1 < len(s) && s[i+1] == '\n') {
+			continue
+		}
+		return rune(b), utf8.RuneCountInString(s[:i]) + 1, true
+	}
+	return 0, 0, false
+}
+
+// ControlCharMessage is the message of a refused control character.
+func ControlCharMessage(c rune, pos int) string {
+	return fmt.Sprintf("Caractere de controle não permitido (U+%04X) na posição %d do texto", c, pos)
+}
+
+func controlError(ptr string, s string, multiline bool) *DecodeError {
+	c, pos, bad := ControlChar(s, multiline)
+	if !bad {
 		return nil
+	}
+	return &DecodeError{Kind: ErrControlChar, Pointer: ptr, Expected: "string", Got: "string", Message: ControlCharMessage(c, pos)}
+}
+
+// controlIn walks a value the type does not describe (any, json.RawMessage,
+// a type that decodes itself) for strings, and object keys, holding a
+// control character.
+func controlIn(val any, ptr string) *DecodeError {
+	switch v := val.(type) {
+	case string:
+		return controlError(ptr, v, false)
+	case []any:
+		for i, e := range v {
+			if de := controlIn(e, ptr+"/"+strconv.Itoa(i)); de != nil {
+				return de
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			p := ptr + "/" + escapePointer(Clip(k, maxEcho))
+			if de := controlError(p, k, false); de != nil {
+				return de
+			}
+			if de := controlIn(v[k], p); de != nil {
+				return de
+			}
+		}
+	}
+	return nil
+}
+
+// check walks the generic value val along type t; multiline tells whether
+// the field (tag text:"multiline") may hold line breaks.
+func check(t reflect.Type, val any, ptr string, multiline bool) *DecodeError {
+	if t == rawMessageType || t == numberType && isNumber(val) {
+		return controlIn(val, ptr)
 	}
 	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
 		pt := reflect.PointerTo(t)
@@ -250,6 +316,9 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 			// refusal gets its pointer.
 			if val == nil {
 				return nil
+			}
+			if de := controlIn(val, ptr); de != nil {
+				return de
 			}
 			b, err := json.Marshal(val)
 			if err != nil {
@@ -264,10 +333,11 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 			if val == nil {
 				return nil
 			}
-			if _, ok := val.(string); !ok {
+			str, ok := val.(string)
+			if !ok {
 				return wrongType(ptr, "string", val)
 			}
-			return nil
+			return controlError(ptr, str, multiline)
 		}
 	}
 	if val == nil {
@@ -275,16 +345,18 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return check(t.Elem(), val, ptr)
+		return check(t.Elem(), val, ptr, multiline)
 	case reflect.Interface:
-		return nil
+		return controlIn(val, ptr)
 	case reflect.String:
 		if t == numberType {
 			return wrongType(ptr, "number", val)
 		}
-		if _, ok := val.(string); !ok {
+		str, ok := val.(string)
+		if !ok {
 			return wrongType(ptr, "string", val)
 		}
+		return controlError(ptr, str, multiline)
 	case reflect.Bool:
 		if _, ok := val.(bool); !ok {
 			return wrongType(ptr, "boolean", val)
@@ -341,7 +413,7 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 			return wrongType(ptr, "array", val)
 		}
 		for i, e := range arr {
-			if de := check(t.Elem(), e, ptr+"/"+strconv.Itoa(i)); de != nil {
+			if de := check(t.Elem(), e, ptr+"/"+strconv.Itoa(i), false); de != nil {
 				return de
 			}
 		}
@@ -355,7 +427,7 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 				Message: fmt.Sprintf("A lista deve ter no máximo %d itens", t.Len())}
 		}
 		for i, e := range arr {
-			if de := check(t.Elem(), e, ptr+"/"+strconv.Itoa(i)); de != nil {
+			if de := check(t.Elem(), e, ptr+"/"+strconv.Itoa(i), false); de != nil {
 				return de
 			}
 		}
@@ -368,7 +440,11 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 			return nil // let encoding/json judge the keys
 		}
 		for _, k := range sortedKeys(obj) {
-			if de := check(t.Elem(), obj[k], ptr+"/"+escapePointer(k)); de != nil {
+			p := ptr + "/" + escapePointer(Clip(k, maxEcho))
+			if de := controlError(p, k, false); de != nil {
+				return de
+			}
+			if de := check(t.Elem(), obj[k], p, false); de != nil {
 				return de
 			}
 		}
@@ -390,7 +466,7 @@ func check(t reflect.Type, val any, ptr string) *DecodeError {
 			if f.quoted {
 				continue
 			}
-			if de := check(f.typ, obj[k], p); de != nil {
+			if de := check(f.typ, obj[k], p, f.multiline); de != nil {
 				return de
 			}
 		}
@@ -417,8 +493,9 @@ func sortedKeys(m map[string]any) []string {
 }
 
 type fieldInfo struct {
-	typ    reflect.Type
-	quoted bool // ",string" option
+	typ       reflect.Type
+	quoted    bool // ",string" option
+	multiline bool // tag text:"multiline": line breaks allowed (a slip's message)
 }
 
 var fieldCache sync.Map // reflect.Type -> map[string]fieldInfo
@@ -474,7 +551,7 @@ func fieldsOf(t reflect.Type) map[string]fieldInfo {
 					quoted = true
 				}
 			}
-			c := &cand{info: fieldInfo{typ: ft, quoted: quoted}, depth: depth, tag: tagged}
+			c := &cand{info: fieldInfo{typ: ft, quoted: quoted, multiline: sf.Tag.Get("text") == "multiline"}, depth: depth, tag: tagged}
 			prev, ok := found[name]
 			switch {
 			case !ok || depth < prev.depth:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"remessa/rules"
+	"remessa/sandbox/httpx"
 	"remessa/sandbox/store"
 )
 
@@ -149,6 +150,8 @@ func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
 				vs = append(vs, Violacao{Razao: "deve ser uma string", Propriedade: "descricao"})
 			} else if len([]rune(s)) > 140 {
 				vs = append(vs, Violacao{Razao: "deve ter no máximo 140 caracteres", Propriedade: "descricao"})
+			} else if c, pos, ctl := httpx.ControlChar(s, false); ctl {
+				vs = append(vs, Violacao{Razao: httpx.ControlCharMessage(c, pos), Propriedade: "descricao"})
 			} else {
 				lb.descricao = &s
 			}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"remessa/sandbox/httpx"
 )
 
 // Violacao is one entry of a problem's violacoes: why (Razao), where
@@ -182,7 +184,10 @@ func (s *schema) check(path string, v any, out *[]Violacao) {
 			return
 		}
 		n := len([]rune(str))
+		c, pos, ctl := httpx.ControlChar(str, false) // no Pix text field is multi-line
 		switch {
+		case ctl:
+			add(httpx.ControlCharMessage(c, pos))
 		case s.minLen > 0 && n < s.minLen:
 			add(fmt.Sprintf("deve ter ao menos %d caracteres", s.minLen))
 		case s.maxLen > 0 && n > s.maxLen:
