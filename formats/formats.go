@@ -156,7 +156,7 @@ func Open(path string, opt Options) (Reader, error) {
 		f.Close()
 		return nil, &Error{File: path, Code: CodeOpen, Message: "é uma pasta, não um arquivo", MessageEN: "is a directory, not a file"}
 	}
-	head := make([]byte, 512)
+	head := make([]byte, sniffHead)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -167,6 +167,12 @@ func Open(path string, opt Options) (Reader, error) {
 	if bytes.HasPrefix(head, oleMagic) {
 		f.Close()
 		return nil, oleError(path)
+	}
+	if format != "xlsx" {
+		if pt, en := foreignContent(head); pt != "" {
+			f.Close()
+			return nil, notASpreadsheet(path, pt, en)
+		}
 	}
 	switch format {
 	case "xlsx":

@@ -138,10 +138,7 @@ func MatchHeaders(headers []string, fields []FieldSpec, overrides map[string]str
 	if len(missing) == 0 && len(problems) == 0 {
 		return m, nil
 	}
-	found := strings.Join(quoteAll(nonEmpty(headers)), ", ")
-	if found == "" {
-		found = "(nenhum)"
-	}
+	found, foundEN := QuoteHeaders(headers)
 	msg, en := strings.Join(problems, "; "), strings.Join(problemsEN, "; ")
 	if len(missing) > 0 {
 		code = CodeMissingColumns
@@ -168,7 +165,7 @@ func MatchHeaders(headers []string, fields []FieldSpec, overrides map[string]str
 	}
 	return m, &Error{Code: code, Value: strings.Join(missing, ","),
 		Message:   msg + ". Cabeçalhos encontrados: " + found,
-		MessageEN: en + ". Headers found: " + found}
+		MessageEN: en + ". Headers found: " + foundEN}
 }
 
 func join2(a, b string) string {

@@ -100,8 +100,12 @@ func openXLSX(file string, size int64, opt Options) (Reader, error) {
 	}
 	zr, err := zip.OpenReader(file)
 	if err != nil {
-		if head, _ := readHead(file, 8); bytes.HasPrefix(head, oleMagic) {
+		head, _ := readHead(file, sniffHead)
+		if bytes.HasPrefix(head, oleMagic) {
 			return nil, oleError(file)
+		}
+		if pt, en := foreignContent(head); pt != "" && !bytes.HasPrefix(head, zipMagic) {
+			return nil, notASpreadsheet(file, pt, en)
 		}
 		return nil, &Error{File: file, Code: CodeCorrupt, Err: err,
 			Message:   "o arquivo não é um XLSX válido (zip corrompido, incompleto ou de outro formato); abra no Excel e salve de novo como .xlsx",
@@ -242,7 +246,7 @@ func (x *xlsxReader) init() error {
 	if ok, err := x.decodeSmall(wbPath, &wb); err != nil {
 		return err
 	} else if !ok {
-		return x.corrupt("falta "+wbPath+" (não é uma planilha do Excel)", nil)
+		return x.notWorkbook(wbPath)
 	}
 	x.src.Date1904 = wb.Pr.Date1904 == "1" || strings.EqualFold(wb.Pr.Date1904, "true")
 	var rels xRels
@@ -340,6 +344,33 @@ func (x *xlsxReader) init() error {
 		x.scan = &sheetScanner{r: bufio.NewReaderSize(r, 1<<16)}
 	}
 	return x.readHeader()
+}
+
+// notWorkbook explains a zip without a workbook part: an OpenDocument
+// spreadsheet (.ods), a Word or PowerPoint file, or some other archive.
+func (x *xlsxReader) notWorkbook(wbPath string) *Error {
+	what, whatEN := "", ""
+	switch {
+	case x.entry("word/document.xml") != nil:
+		what, whatEN = "um documento do Word", "a Word document"
+	case x.entry("ppt/presentation.xml") != nil:
+		what, whatEN = "uma apresentação do PowerPoint", "a PowerPoint presentation"
+	case x.entry("content.xml") != nil && x.entry("mimetype") != nil:
+		what, whatEN = "uma planilha ou documento OpenDocument (LibreOffice, .ods/.odt)", "an OpenDocument file (LibreOffice, .ods/.odt)"
+	}
+	if what != "" {
+		return &Error{File: x.src.File, Code: CodeUnknownFormat, Err: ErrUnsupported,
+			Message:   "o arquivo não é uma planilha do Excel: é " + what + "; abra a planilha e salve como .xlsx ou CSV UTF-8",
+			MessageEN: "the file is not an Excel workbook: it is " + whatEN + "; open the sheet and save it as .xlsx or CSV UTF-8"}
+	}
+	var names []string
+	for _, f := range x.zr.File {
+		names = append(names, f.Name)
+	}
+	list, listEN := QuoteHeaders(names)
+	return &Error{File: x.src.File, Code: CodeUnknownFormat, Err: ErrUnsupported,
+		Message:   "o arquivo é um zip que não é uma planilha do Excel (falta " + wbPath + "; contém: " + list + "); salve a planilha como .xlsx",
+		MessageEN: "the file is a zip that is not an Excel workbook (" + wbPath + " is missing; it holds: " + listEN + "); save the sheet as .xlsx"}
 }
 
 func quoteAll(ss []string) []string {

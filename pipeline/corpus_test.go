@@ -17,6 +17,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"remessa/formats"
 	"remessa/pipeline/results"
 )
 
@@ -405,6 +406,8 @@ func TestCorpus(t *testing.T) {
 		{name: "wrong sheet", job: "version: 1\ninput: {file: in.xlsx, sheet: Alunos}\nissue:\n  carnets: {repeats: 3}\n",
 			files: map[string][]byte{"in.xlsx": xlsxBytes(t, "Planilha1", [][]any{{"Código", "Nome", "CPF", "Valor", "Vencimento"}, xrow})},
 			want:  []string{"aba_inexistente@file"}, exit: 2, msg: `abas da planilha: "Planilha1"`},
+		{name: "binary file named .csv", job: carnetJob, files: map[string][]byte{"in.csv": append([]byte("\x00\x01\x02garbage"), bytes.Repeat([]byte{0xff, 0x00, 0x13, ';'}, 600)...)},
+			want: []string{formats.CodeUnknownFormat + "@file"}, exit: 2, msg: "o arquivo não parece uma planilha: é um arquivo binário"},
 		{name: "corrupt zip", job: "version: 1\ninput: {file: in.xlsx}\nissue:\n  carnets: {repeats: 3}\n",
 			files: map[string][]byte{"in.xlsx": []byte("PK\x03\x04 this is not really a zip file at all")},
 			want:  []string{"arquivo_corrompido@file"}, exit: 2},

@@ -485,9 +485,10 @@ func newRowValidator(job *Job, src formats.Source) (*rowValidator, error) {
 	if job.KeyHeader != "" {
 		i, ok := findHeader(vr.col, src.Headers, job.KeyHeader)
 		if !ok {
+			found, foundEN := formats.QuoteHeaders(src.Headers)
 			return nil, &formats.Error{File: src.File, Sheet: src.Sheet, Row: src.HeaderRow, Header: job.KeyHeader, Code: formats.CodeMissingColumns,
-				Message:   fmt.Sprintf("a coluna da chave %q (input.key) não existe; cabeçalhos encontrados: %s", job.KeyHeader, strings.Join(src.Headers, ", ")),
-				MessageEN: fmt.Sprintf("the key column %q (input.key) does not exist; headers found: %s", job.KeyHeader, strings.Join(src.Headers, ", "))}
+				Message:   fmt.Sprintf("a coluna da chave %q (input.key) não existe; cabeçalhos encontrados: %s", job.KeyHeader, found),
+				MessageEN: fmt.Sprintf("the key column %q (input.key) does not exist; headers found: %s", job.KeyHeader, foundEN)}
 		}
 		vr.col[FKey] = i
 	}
@@ -557,10 +558,11 @@ func (vr *rowValidator) bind() error {
 	for _, f := range Catalogue {
 		sample[f.ID] = ""
 	}
+	headers, headersEN := formats.QuoteHeaders(vr.src.Headers)
 	fail := func(v *Value, name string) {
 		probs = append(probs, JobProblem{File: vr.job.File, Line: v.Pos.Line, Column: v.Pos.Column, Pointer: v.info.ptr, Code: "coluna_inexistente",
-			Message:   fmt.Sprintf("o modelo %q usa %q, que não é cabeçalho da planilha nem campo conhecido; cabeçalhos: %s", v.Raw, name, strings.Join(vr.src.Headers, ", ")),
-			MessageEN: fmt.Sprintf("template %q uses %q, which is neither a spreadsheet header nor a known field; headers: %s", v.Raw, name, strings.Join(vr.src.Headers, ", "))})
+			Message:   fmt.Sprintf("o modelo %q usa %q, que não é cabeçalho da planilha nem campo conhecido; cabeçalhos: %s", v.Raw, name, headers),
+			MessageEN: fmt.Sprintf("template %q uses %q, which is neither a spreadsheet header nor a known field; headers: %s", v.Raw, name, headersEN)})
 	}
 	walkValues(vr.job.Spec, func(v *Value) {
 		if v.info == nil || !v.IsTemplate() {
