@@ -108,6 +108,7 @@ var labels = map[string]label{
 	"col_error":       {"Erro", "Error"},
 	"col_parcel":      {"Parcela", "Parcel"},
 	"col_status":      {"Situação", "Status"},
+	"col_status_code": {"Código da situação", "Status code"},
 	"col_code":        {"Código", "Code"},
 	"col_field":       {"Campo", "Field"},
 	"col_column":      {"Coluna", "Column"},
@@ -128,6 +129,37 @@ var labels = map[string]label{
 	"msg_pending":      {"linha ainda não enviada", "row not sent yet"},
 	"msg_denied":       {"recusada pelo serviço", "refused by the service"},
 	"msg_refused":      {"recusada na validação", "refused by validation"},
+}
+
+// parcelStatuses names every charge status of the charges API (a carnet
+// parcel is a charge) for people; the reports keep the API's own word in a
+// column of its own for programs.
+var parcelStatuses = map[string]label{
+	"new":        {"nova (sem forma de pagamento)", "new (no payment method)"},
+	"waiting":    {"aguardando pagamento", "waiting for payment"},
+	"paid":       {"pago", "paid"},
+	"unpaid":     {"vencido", "overdue"},
+	"refunded":   {"devolvido", "refunded"},
+	"contested":  {"contestado", "contested"},
+	"canceled":   {"cancelado", "canceled"},
+	"settled":    {"baixa manual", "settled manually"},
+	"link":       {"link de pagamento", "payment link"},
+	"expired":    {"expirado", "expired"},
+	"identified": {"pagamento identificado", "payment identified"},
+	"approved":   {"aprovado", "approved"},
+}
+
+// parcelStatus is the label of a parcel's status in lang; a status the
+// reports do not know is shown as the service sent it.
+func parcelStatus(lang, status string) string {
+	l, ok := parcelStatuses[status]
+	if !ok {
+		return status
+	}
+	if lang == "en" {
+		return l.en
+	}
+	return l.pt
 }
 
 // tr returns the text of key in lang ("en" or Portuguese otherwise). A

@@ -162,7 +162,7 @@ func TestXLSXCarnets(t *testing.T) {
 	if v := raw(t, f, "Parcelas", "G4"); v != excelSerial(2026, 3, 10) {
 		t.Errorf("third parcel due %q, want 2026-03-10", v)
 	}
-	if v := raw(t, f, "Parcelas", "O2"); v != "25" {
+	if v := raw(t, f, "Parcelas", "P2"); v != "25" {
 		t.Errorf("first parcel split to recipients %q, want 25 (R$ 25,00)", v)
 	}
 
