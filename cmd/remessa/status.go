@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"remessa/pipeline/run"
 	"remessa/pipeline/status"
+	"remessa/reports/conciliacao"
 	"remessa/rules"
 )
 
@@ -34,6 +36,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	baseURL := fs.String("base-url", "", "endereço da API de cobranças (ex.: um remessa sandbox servindo os dados da execução)")
 	pixURL := fs.String("pix-base-url", "", "endereço da API Pix (padrão: o de --base-url)")
 	lang := fs.String("lang", "pt", "idioma: pt ou en")
+	noReport := fs.Bool("no-report", false, "não escreve a conciliação (conciliacao.xlsx, .csv, .html, .json)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -57,6 +60,20 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 				return exitUsage
 			}
 			return exitInternal
+		}
+		if !*noReport {
+			rec, err := conciliacao.FromRun(ctx, pos[0], rules.Today(time.Now()))
+			if err == nil {
+				_, err = conciliacao.Write(pos[0], rec, *lang)
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "remessa status: conciliação:", err)
+				return exitInternal
+			}
+			if !rec.Reconcile.OK {
+				fmt.Fprintln(stderr, "remessa status: a conciliação NÃO confere:", strings.Join(rec.Reconcile.Problems, "; "))
+				return exitProblems
+			}
 		}
 		if *format == "json" {
 			b, _ := json.Marshal(sum)

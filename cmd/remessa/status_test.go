@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,6 +52,15 @@ func TestStatusCommand(t *testing.T) {
 	}
 	if sum.Received.Count != 1 || sum.Received.Cents != paid || sum.Changed != 1 {
 		t.Fatalf("after one payment of %d: %+v", paid, sum)
+	}
+	for _, f := range []string{"conciliacao.xlsx", "conciliacao.csv", "conciliacao.html", "conciliacao.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("status did not write %s: %v", f, err)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "conciliacao.html"))
+	if !strings.Contains(string(html), "Totais conferem ao centavo") {
+		t.Errorf("conciliacao.html does not say the totals reconcile")
 	}
 	if code, _, errs := runCLI("status", t.TempDir()); code != exitUsage || !strings.Contains(errs, "não é a pasta de uma execução") {
 		t.Fatalf("status of a folder that is no run: %d %q", code, errs)
