@@ -19,6 +19,16 @@ import (
 // have no address).
 const merchantCity = "SAO PAULO"
 
+// The address every sandbox account answers as the recebedor of a cobv:
+// the spec gives recebedor the devedor's shape (logradouro, cidade, uf,
+// cep) with cnpj, and accounts have no address of their own.
+const (
+	recebedorLogradouro = "Avenida Paulista, 1000"
+	recebedorCidade     = "São Paulo"
+	recebedorUF         = "SP"
+	recebedorCEP        = "01310100"
+)
+
 // newTxid returns a random 32-character txid (POST /v2/cob).
 func newTxid() string {
 	b := make([]byte, 16)
@@ -61,7 +71,8 @@ func newCharge(ai accountInfo, kind, txid string, in *cobInput, now time.Time, l
 	b.Location = loc
 	b.Valor.Original = rules.FormatPixAmount(in.Cents)
 	if kind == kindCobV {
-		b.Recebedor = &Pessoa{CNPJ: rules.CleanDocument(ai.CNPJ), Nome: ai.Name}
+		b.Recebedor = &Pessoa{CNPJ: rules.CleanDocument(ai.CNPJ), Nome: ai.Name, Logradouro: recebedorLogradouro,
+			Cidade: recebedorCidade, UF: recebedorUF, CEP: recebedorCEP}
 	}
 	code, err := rules.BRCode{Dynamic: true, URL: loc, MerchantName: merchantName(ai.Name), MerchantCity: merchantCity}.Encode()
 	if err != nil {
