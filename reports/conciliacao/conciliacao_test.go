@@ -1,0 +1,249 @@
+package conciliacao_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+
+	"remessa/api"
+	"remessa/pipeline/results"
+	"remessa/pipeline/run"
+	"remessa/pipeline/status"
+	"remessa/reports/conciliacao"
+	"remessa/sandbox/control"
+)
+
+func issueEscola(t *testing.T) (string, *control.Client, *api.Client, *results.Results, func() error) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"carnes.yaml", "alunos.xlsx"} {
+		b, err := os.ReadFile(filepath.Join("../../samples/escola", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rn.Close() })
+	out, err := run.Run(context.Background(), filepath.Join(dir, "carnes.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out"),
+		Getenv: func(string) (string, bool) { return "", false }})
+	if err != nil || out.ExitCode() != 0 {
+		t.Fatalf("issue: %v", err)
+	}
+	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := &control.Client{BaseURL: rn.URL}
+	sync := func() error {
+		_, err := status.Sync(context.Background(), out.Dir, status.Options{Run: run.Options{Embedded: rn}})
+		return err
+	}
+	return out.Dir, ctl, cl, out.Results, sync
+}
+
+// TestReconciliationToTheCent: 40 carnets × 12; the test pays parcel 1 of
+// rows 0–19 on time, parcel 2 of rows 0–4 late with R$ 7,35 more, settles
+// parcel 3 of rows 5–7 by hand, cancels rows 8 and 9's carnets, then
+// looks 90 days ahead. Every total is the sum of what the test did,
+// computed here from the parcels' values and due dates.
+func TestReconciliationToTheCent(t *testing.T) {
+	ctx := context.Background()
+	dir, ctl, cl, res, sync := issueEscola(t)
+	payee := ""
+	var paid, fine, settled, cancelled int64
+	for i := 0; i < 20; i++ {
+		p := res.Rows[i].Parcels[0]
+		v := p.ValueCents
+		if _, err := ctl.PayParcel(ctx, res.Rows[i].CarnetID, 1, control.PayRequest{Value: &v}, payee); err != nil {
+			t.Fatal(err)
+		}
+		paid += v
+	}
+	for i := 0; i < 5; i++ {
+		p := res.Rows[i].Parcels[1]
+		v := p.ValueCents + 735
+		if _, err := ctl.PayParcel(ctx, res.Rows[i].CarnetID, 2, control.PayRequest{Value: &v}, payee); err != nil {
+			t.Fatal(err)
+		}
+		paid += v
+		fine += 735
+	}
+	for i := 5; i < 8; i++ {
+		if err := cl.SettleParcel(ctx, res.Rows[i].CarnetID, 3); err != nil {
+			t.Fatal(err)
+		}
+		settled += res.Rows[i].Parcels[2].ValueCents
+	}
+	paidKeys := map[[2]int]bool{}
+	for i := 0; i < 20; i++ {
+		paidKeys[[2]int{i, 1}] = true
+	}
+	for i := 0; i < 5; i++ {
+		paidKeys[[2]int{i, 2}] = true
+	}
+	for i := 5; i < 8; i++ {
+		paidKeys[[2]int{i, 3}] = true
+	}
+	for i := 8; i < 10; i++ {
+		if err := cl.CancelCarnet(ctx, res.Rows[i].CarnetID); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Rows[i].Parcels {
+			if !paidKeys[[2]int{i, p.Number}] { // a paid parcel stays paid
+				cancelled += p.ValueCents
+			}
+		}
+	}
+	if err := sync(); err != nil {
+		t.Fatal(err)
+	}
+	// 90 days ahead: what is unpaid and due before then is overdue
+	today := time.Now().In(time.FixedZone("BRT", -3*3600)).AddDate(0, 0, 90)
+	today = time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
+	var issued, open, overdue int64
+	aging := map[string]int64{}
+	for i, row := range res.Rows {
+		for _, p := range row.Parcels {
+			issued += p.ValueCents
+			if paidKeys[[2]int{i, p.Number}] || i == 8 || i == 9 {
+				continue
+			}
+			due, _ := time.Parse("2006-01-02", p.DueDate)
+			days := int(today.Sub(due).Hours() / 24)
+			switch {
+			case days <= 0:
+				open += p.ValueCents
+				aging["a_vencer"] += p.ValueCents
+			case days <= 30:
+				overdue += p.ValueCents
+				aging["vencido_1_30"] += p.ValueCents
+			case days <= 60:
+				overdue += p.ValueCents
+				aging["vencido_31_60"] += p.ValueCents
+			case days <= 90:
+				overdue += p.ValueCents
+				aging["vencido_61_90"] += p.ValueCents
+			default:
+				overdue += p.ValueCents
+				aging["vencido_mais_90"] += p.ValueCents
+			}
+		}
+	}
+	r, err := conciliacao.FromRun(ctx, dir, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := r.Totals
+	checks := []struct {
+		name      string
+		got, want int64
+	}{
+		{"issued", tot.Expected, issued},
+		{"received", tot.Received, paid + settled},
+		{"fine and interest", tot.FineInterest, fine},
+		{"cancelled", tot.Cancelled, cancelled},
+		{"open", tot.Open, open},
+		{"overdue", tot.Overdue, overdue},
+		{"refunded", tot.Refunded, 0},
+		{"discount", tot.Discount, 0},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: %d cents, want %d", c.name, c.got, c.want)
+		}
+	}
+	if tot.Charges != 480 {
+		t.Errorf("%d charges, want 480", tot.Charges)
+	}
+	for k, want := range aging {
+		if got := r.Aging[k].Open + r.Aging[k].Overdue; got != want {
+			t.Errorf("aging %s: %d, want %d", k, got, want)
+		}
+	}
+	if overdue == 0 {
+		t.Fatal("the scenario has nothing overdue; the aging went untested")
+	}
+	if !r.Reconcile.OK {
+		t.Fatalf("the reconciliation does not close: %v", r.Reconcile.Problems)
+	}
+	// written, the files say the same
+	files, err := conciliacao.Write(dir, r, "pt")
+	if err != nil || len(files) != 4 {
+		t.Fatalf("write: %v %v", files, err)
+	}
+	x, err := excelize.OpenFile(filepath.Join(dir, "conciliacao.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	rows, _ := x.GetRows("Cobranças")
+	if len(rows) != 481 {
+		t.Errorf("the xlsx has %d charge rows, want 480 and the header", len(rows)-1)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "conciliacao.csv"))
+	cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte("\uFEFF"))))
+	cr.Comma = ';'
+	recs, err := cr.ReadAll()
+	if err != nil || len(recs) != 481 {
+		t.Fatalf("csv: %d records, %v", len(recs), err)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "conciliacao.html"))
+	if !strings.Contains(string(html), "Totais conferem ao centavo") || !strings.Contains(string(html), "<svg") {
+		t.Errorf("the html lacks the check or the charts")
+	}
+}
+
+// TestReconciliationCheckCatchesABrokenTotal: a total that no longer is
+// the sum of its lines is caught, and the reports say so.
+func TestReconciliationCheckCatchesABrokenTotal(t *testing.T) {
+	res := &results.Results{Run: results.RunInfo{ID: "r1", Kind: results.Boletos}}
+	cs := []status.Charge{
+		{Key: "charge:1", SourceRow: 2, ChargeID: 1, Due: "2027-01-10", ValueCents: 15000, State: status.StatePaid, Status: "paid", PaidCents: 15300, PaidAt: "2027-01-12T10:00:00-03:00", Method: status.MethodBoleto},
+		{Key: "charge:2", SourceRow: 3, ChargeID: 2, Due: "2027-01-10", ValueCents: 9990, State: status.StateOpen, Status: "unpaid"},
+		{Key: "charge:3", SourceRow: 4, ChargeID: 3, Due: "2027-03-10", ValueCents: 5000, State: status.StateCancelled, Status: "canceled"},
+	}
+	today := time.Date(2027, 2, 15, 0, 0, 0, 0, time.UTC)
+	r := conciliacao.Build(res, cs, "", today)
+	// by hand: received 153,00 with 3,00 of fine and interest, paid 2 days
+	// late; 99,90 overdue 36 days (31–60); 50,00 cancelled
+	if r.Totals.Received != 15300 || r.Totals.FineInterest != 300 || r.Totals.Overdue != 9990 || r.Totals.Cancelled != 5000 {
+		t.Fatalf("totals %+v", r.Totals)
+	}
+	if r.Lines[0].DaysLate != 2 || r.Lines[1].DaysLate != 36 || r.Lines[1].Bucket != "vencido_31_60" {
+		t.Fatalf("days late %d and %d, bucket %s", r.Lines[0].DaysLate, r.Lines[1].DaysLate, r.Lines[1].Bucket)
+	}
+	if !r.Reconcile.OK {
+		t.Fatalf("a sound reconciliation fails its check: %v", r.Reconcile.Problems)
+	}
+	r.Totals.Received++
+	if c := r.Check(); c.OK || !strings.Contains(strings.Join(c.Problems, ";"), "soma das linhas") {
+		t.Fatalf("a total one cent off passes the check: %+v", c)
+	}
+	r.Totals.Received--
+	m := r.ByMonth["2027-01"]
+	m.Overdue -= 100
+	r.ByMonth["2027-01"] = m
+	if c := r.Check(); c.OK {
+		t.Fatalf("a month one real off passes the check")
+	}
+	r.Reconcile = r.Check()
+	dir := t.TempDir()
+	if _, err := conciliacao.Write(dir, r, "pt"); err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "conciliacao.html"))
+	if !strings.Contains(string(html), "Totais NÃO conferem") {
+		t.Errorf("the html of a broken reconciliation does not say so")
+	}
+}
