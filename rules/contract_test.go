@@ -63,4 +63,25 @@ var (
 		MaxHistoryDescription, MaxPixSplitAccounts, TokenLifetimeSeconds, PixTokenLifetimeSeconds,
 		DailyQuotaPerRoute, MinCarnetRepeats, MaxCarnetRepeats, MaxFine, MaxInterest, MaxDaysToWriteOff,
 		MaxSolicitacaoPagador, MaxPixKey, DefaultPageSize, MaxPageSize}
+	// Payment arithmetic (payments.go, calendar.go).
+	_ func(int) time.Time                                                   = Easter
+	_ func(int) []Holiday                                                   = NationalHolidays
+	_ func(time.Time) bool                                                  = IsHoliday
+	_ func(time.Time) bool                                                  = IsBusinessDay
+	_ func(time.Time) time.Time                                             = NextBusinessDay
+	_ func(time.Time, time.Time) int                                        = DaysBetween
+	_ func(time.Time, time.Time) int                                        = BusinessDaysBetween
+	_ func(int64, SlipTerms, time.Time, time.Time) (SlipCharge, error)      = SlipAmountDue
+	_ func(int64, CobvTerms, time.Time, time.Time, int) (CobvCharge, error) = CobvAmountDue
+	_ func(int64, int64, int64, int64) PaymentAllocation                    = AllocatePayment
+	_ error                                                                 = ErrNotPayable
+	_                                                                       = SlipTerms{Fine: 0, Interest: 0, DaysToWriteOff: nil, Discount: &SlipDiscount{Type: DiscountCurrency, Value: 0},
+		ConditionalDiscount: &SlipConditionalDiscount{Type: DiscountPercentage, Value: 0, Until: time.Time{}}}
+	_ = SlipCharge{Base: 0, Discount: 0, Fine: 0, Interest: 0, Total: 0, DaysLate: 0, Due: time.Time{}, LastPayable: time.Time{}}
+	_ = CobvTerms{Multa: &CobvRule{Modalidade: 0, ValorPerc: 0}, Juros: nil, Abatimento: nil,
+		Desconto: &CobvDesconto{Modalidade: 0, ValorPerc: 0, DataFixa: []CobvDiscountDate{{Data: time.Time{}, ValorPerc: 0}}}}
+	_ = CobvCharge{Original: 0, Abatimento: 0, Desconto: 0, Juros: 0, Multa: 0, Final: 0, DaysLate: 0, DaysEarly: 0,
+		Due: time.Time{}, LastPayable: time.Time{}}
+	_ = PaymentAllocation{Interest: 0, Fine: 0, Principal: 0, Shortfall: 0, Excess: 0}
+	_ = Holiday{Date: time.Time{}, Name: ""}
 )
