@@ -146,6 +146,9 @@ func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
 		switch k {
 		case "descricao":
 			s, ok := x.(string)
+			if x == nil { // null: not sent
+				continue
+			}
 			if !ok {
 				vs = append(vs, Violacao{Razao: "deve ser uma string", Propriedade: "descricao"})
 			} else if len([]rune(s)) > 140 {

@@ -155,8 +155,12 @@ func (s *schema) check(path string, v any, out *[]Violacao) {
 		for _, f := range s.props {
 			known[f.name] = true
 			fv, present := m[f.name]
-			if !present {
-				if f.required {
+			if !present || fv == nil && !f.required {
+				// An optional property sent as null is one not sent (typed
+				// clients serialize unset fields as null); in a PATCH the
+				// merge then removes it (RFC 7386). A required one is
+				// refused below as the wrong type.
+				if !present && f.required {
 					if len(*out) < maxViolacoes {
 						*out = append(*out, Violacao{Razao: "campo obrigatório ausente", Propriedade: join(path, f.name)})
 					}
