@@ -37,6 +37,7 @@ func (s *Server) extraRoutes() []route {
 		{"GET /execucoes/{id}/documento/{row}", RoleViewer, s.runDocument},
 		{"POST /execucoes/{id}/cancelar", RoleOperator, s.cancelRun},
 		{"POST /execucoes/{id}/retomar", RoleOperator, s.resumeRun},
+		{"POST /execucoes/{id}/situacao", RoleOperator, s.refreshStatus},
 	}
 	return append(rs, s.adminRoutes()...)
 }

@@ -2,9 +2,14 @@ package web
 
 import (
 	"context"
+	"path/filepath"
+
 	"net/http"
 	"net/url"
 	"os"
+	"remessa/pipeline/results"
+	"remessa/rules"
+	"remessa/sandbox/control"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +91,29 @@ func TestFlowCarnetsHTTP(t *testing.T) {
 	r = c.get("/execucoes/1/documento/0")
 	if r.Status != http.StatusOK || !strings.HasPrefix(r.Body, "%PDF") {
 		t.Fatalf("carnet PDF: %d %q", r.Status, r.Body[:min(40, len(r.Body))])
+	}
+
+	// a parcel paid at the sandbox shows after "Atualizar situação"
+	res, err := results.Load(filepath.Join(run.Dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := srv.embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Rows[0].Parcels[0].ValueCents
+	if _, err := (&control.Client{BaseURL: rn.URL}).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
+		t.Fatal(err)
+	}
+	r = c.postForm("/execucoes/1/situacao", nil)
+	if r.Status != http.StatusOK || !strings.Contains(r.Body, "Totais conferem ao centavo") {
+		t.Fatalf("refresh: %d", r.Status)
+	}
+	if want := `data-sit="received">` + rules.FormatBRL(v) + `<`; !strings.Contains(r.Body, want) {
+		t.Fatalf("the run page should show %s received", rules.FormatBRL(v))
+	}
+	if !strings.Contains(r.Body, "/execucoes/1/arquivos/conciliacao.xlsx") {
+		t.Errorf("the reconciliation is not offered for download")
 	}
 }

@@ -197,6 +197,7 @@ type runView struct {
 	PrevURL  string
 	NextURL  string
 	HasHTML  bool
+	Sit      *situationView // the last reconciliation, after "Atualizar situação"
 }
 
 // rowsPerPage is how many result rows the run page lists at a time.
@@ -219,6 +220,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, ss *session) {
 			v.Pages = (n + rowsPerPage - 1) / rowsPerPage
 		}
 		v.Files = runFiles(rec.Dir)
+		v.Sit = situation(rec.Dir)
 		for _, f := range v.Files {
 			if f == "relatorio.html" {
 				v.HasHTML = true
@@ -311,7 +313,7 @@ func downloadable(name string) bool {
 	switch {
 	case name == "relatorio.xlsx", name == "relatorio.html", name == "results.json":
 		return true
-	case strings.HasPrefix(name, "rejeitadas."):
+	case strings.HasPrefix(name, "rejeitadas."), strings.HasPrefix(name, "conciliacao.") && !strings.HasSuffix(name, ".tmp"):
 		return true
 	case strings.HasSuffix(name, ".csv") && !strings.Contains(name, "/"):
 		return true
