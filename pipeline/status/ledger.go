@@ -17,6 +17,7 @@ import (
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 
+	"remessa/api"
 	"remessa/pipeline/results"
 )
 
@@ -280,3 +281,48 @@ func (l *Ledger) Events(ctx context.Context) (int, error) {
 	err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&n)
 	return n, err
 }
+
+// Apply records observations from any source (a listing, a notification,
+// a webhook) in one transaction and returns how many charges changed.
+// Observations of charges that are not the run's are ignored, and an
+// observation never moves a charge back to an earlier state, so the same
+// notification delivered twice, or an older one arriving after a newer,
+// changes nothing.
+func (l *Ledger) Apply(ctx context.Context, obs []Observation, seenAt time.Time, source string) (int, error) {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	n := 0
+	at := seenAt.UTC().Format(time.RFC3339Nano)
+	for _, o := range obs {
+		ch, err := apply(ctx, tx, o, at, source)
+		if err != nil {
+			return 0, err
+		}
+		if ch {
+			n++
+		}
+	}
+	return n, tx.Commit()
+}
+
+// Seed adds the run's charges from its results to the ledger (those
+// already there keep what was seen of them).
+func (l *Ledger) Seed(ctx context.Context, r *results.Results, now time.Time) (int, error) {
+	return l.seed(ctx, r, now)
+}
+
+// ChargeObservation reads a charge as the charges API gives it (a
+// listing item, or GET /v1/charge/:id's fields in the same shape).
+func ChargeObservation(c *api.ChargeSummary) Observation { return chargeObservation(c) }
+
+// CobvObservation reads a cobv (or a Pix received for a txid).
+func CobvObservation(txid, status string, pix []api.PixRecebido) Observation {
+	return pixObservation(txid, status, pix)
+}
+
+// KeyOfCharge and KeyOfCobv are the ledger keys of a charge and a cobv.
+func KeyOfCharge(id int64) string  { return chargeKey(id) }
+func KeyOfCobv(txid string) string { return cobvKey(txid) }

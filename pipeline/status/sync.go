@@ -116,7 +116,7 @@ func Sync(ctx context.Context, dir string, o Options) (*Summary, error) {
 		return nil, fmt.Errorf("situação: conectar ao serviço: %w", err)
 	}
 	defer svc.Close()
-	s := &syncer{l: l, cl: svc.Client, m: m, now: now, seenAt: now.UTC().Format(time.RFC3339Nano)}
+	s := &syncer{l: l, cl: svc.Client, m: m, now: now, at: now, seenAt: now.UTC().Format(time.RFC3339Nano)}
 	last := l.Meta(ctx, "last_sync")
 	if o.Full {
 		last = ""
@@ -150,6 +150,7 @@ type syncer struct {
 	m       run.Meta
 	now     time.Time
 	seenAt  string
+	at      time.Time
 	calls   int
 	changed int
 }
@@ -366,19 +367,7 @@ func (s *syncer) apply(ctx context.Context, obs []Observation, source string) er
 	if len(obs) == 0 {
 		return nil
 	}
-	tx, err := s.l.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, o := range obs {
-		ch, err := apply(ctx, tx, o, s.seenAt, source)
-		if err != nil {
-			return err
-		}
-		if ch {
-			s.changed++
-		}
-	}
-	return tx.Commit()
+	n, err := s.l.Apply(ctx, obs, s.at, source)
+	s.changed += n
+	return err
 }
