@@ -78,6 +78,7 @@ func openCSV(path string, f *os.File, size int64, opt Options) (Reader, error) {
 	}
 	c.src.Delimiter = string(delim)
 	c.r = newCSVParser(bin, delim)
+	c.r.maxCell, c.r.maxLine = opt.maxCell(), opt.maxLine()
 	// Header: the first record that is not entirely blank.
 	for {
 		rec, line, err := c.r.read()
@@ -172,6 +173,10 @@ func (c *csvReader) Close() error {
 
 func (c *csvReader) csvErr(err error) error {
 	var pe *csv.ParseError
+	var tl *tooLongError
+	if errors.As(err, &tl) {
+		return c.tooLong(tl)
+	}
 	if errors.As(err, &pe) {
 		// pe.Column is a byte offset, not a spreadsheet column: not reported.
 		e := &Error{File: c.src.File, Row: pe.StartLine + c.lineOffset, Code: CodeBadQuote, Err: err}
@@ -190,6 +195,33 @@ func (c *csvReader) csvErr(err error) error {
 		return e
 	}
 	return &Error{File: c.src.File, Code: CodeOpen, Message: "erro de leitura: " + err.Error(), MessageEN: "read error: " + err.Error(), Err: err}
+}
+
+// tooLong places a field or line past its cap at its row and column.
+func (c *csvReader) tooLong(tl *tooLongError) *Error {
+	e := &Error{File: c.src.File, Row: tl.StartLine + c.lineOffset, Column: ColumnLetter(tl.Field), Code: CodeTooLarge, Err: tl}
+	if tl.Field < len(c.src.Headers) {
+		e.Header = c.src.Headers[tl.Field]
+	}
+	if tl.Cell {
+		e.Message = fmt.Sprintf("célula com mais de %s; o limite por célula é %s (nenhum campo aceita um texto tão longo: confira se a célula não juntou o resto do arquivo, por exemplo por aspas sem fechamento)", sizeText(tl.Limit), sizeText(tl.Limit))
+		e.MessageEN = fmt.Sprintf("cell longer than %s; the limit per cell is %s (no field takes so long a text: check the cell did not swallow the rest of the file, e.g. through an unclosed quote)", sizeText(tl.Limit), sizeText(tl.Limit))
+	} else {
+		e.Message = fmt.Sprintf("linha com mais de %s (cortada nesta coluna); o limite por linha é %s", sizeText(tl.Limit), sizeText(tl.Limit))
+		e.MessageEN = fmt.Sprintf("line longer than %s (cut in this column); the limit per line is %s", sizeText(tl.Limit), sizeText(tl.Limit))
+	}
+	return e
+}
+
+// sizeText writes a byte count as people read it: 256 KB, 1 MB.
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (c *csvReader) Next() (Row, error) { return c.next(nil) }

@@ -25,7 +25,25 @@ type csvParser struct {
 	fieldIndexes []int
 	record       []string
 	arena        Arena
+	// maxCell and maxLine cap a field and a physical line or record, in
+	// bytes, while reading (0: no cap): memory stays a small multiple of
+	// them whatever the file holds.
+	maxCell, maxLine int
 }
+
+// errLineTooLong is readLine's error for a line longer than maxLine; the
+// line returned is cut there.
+var errLineTooLong = errors.New("csv: line too long")
+
+// tooLongError is a field or a line/record past its cap: the record's
+// first line and the 0-based index of the field being read.
+type tooLongError struct {
+	StartLine, Field int
+	Cell             bool // the field is past maxCell (else the line or record past maxLine)
+	Limit            int
+}
+
+func (e *tooLongError) Error() string { return "csv: field or line too long" }
 
 // errInvalidDelim is encoding/csv's error for an unusable delimiter.
 var errInvalidDelim = errors.New("csv: invalid field or comment delimiter")
@@ -39,12 +57,25 @@ func newCSVParser(r *bufio.Reader, comma rune) *csvParser {
 func (p *csvParser) readLine() ([]byte, error) {
 	line, err := p.r.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
+		if p.maxLine > 0 && cap(p.rawBuffer) < p.maxLine+p.r.Size() {
+			// once, the most a line can take: no doubling garbage
+			p.rawBuffer = make([]byte, 0, p.maxLine+p.r.Size())
+		}
 		p.rawBuffer = append(p.rawBuffer[:0], line...)
 		for err == bufio.ErrBufferFull {
+			if p.maxLine > 0 && len(p.rawBuffer) > p.maxLine {
+				// stop here: the rest of the line is never held
+				p.numLine++
+				return p.rawBuffer[:p.maxLine+1], errLineTooLong
+			}
 			line, err = p.r.ReadSlice('\n')
 			p.rawBuffer = append(p.rawBuffer, line...)
 		}
 		line = p.rawBuffer
+	}
+	if p.maxLine > 0 && len(line) > p.maxLine+1 { // +1: the newline
+		p.numLine++
+		return line[:p.maxLine+1], errLineTooLong
 	}
 	readSize := len(line)
 	if readSize > 0 && err == io.EOF {
@@ -97,6 +128,9 @@ func (p *csvParser) read() (record []string, recLine int, err error) {
 	if errRead == io.EOF {
 		return nil, 0, errRead
 	}
+	if errRead == errLineTooLong {
+		return nil, p.numLine, p.lineTooLong(p.numLine, line, 0, false)
+	}
 	const quoteLen = len(`"`)
 	commaLen := utf8.RuneLen(p.comma)
 	recLine = p.numLine
@@ -106,6 +140,11 @@ func (p *csvParser) read() (record []string, recLine int, err error) {
 	if p.comma < utf8.RuneSelf && bytes.IndexByte(line, '"') < 0 {
 		// No quote on the line (the common case): the fields are the
 		// line's pieces between delimiters.
+		if p.maxCell > 0 && len(line) > p.maxCell {
+			if err := p.longField(line, recLine); err != nil {
+				return nil, recLine, err
+			}
+		}
 		str := p.arena.Bytes(line[:len(line)-lengthNL(line)])
 		rec := p.record[:0]
 		for {
@@ -141,6 +180,9 @@ parseField:
 				break parseField
 			}
 			p.recordBuffer = append(p.recordBuffer, field...)
+			if err = p.capField(recLine, len(field)); err != nil {
+				break parseField
+			}
 			p.fieldIndexes = append(p.fieldIndexes, len(p.recordBuffer))
 			if i >= 0 {
 				line = line[i+commaLen:]
@@ -152,7 +194,11 @@ parseField:
 		// Quoted field.
 		line = line[quoteLen:]
 		col += quoteLen
+		fieldStart := len(p.recordBuffer)
 		for {
+			if err = p.capField(recLine, len(p.recordBuffer)-fieldStart); err != nil {
+				break parseField
+			}
 			i := bytes.IndexByte(line, '"')
 			switch {
 			case i >= 0:
@@ -184,6 +230,10 @@ parseField:
 				}
 				col += len(line)
 				line, errRead = p.readLine()
+				if errRead == errLineTooLong {
+					err = p.lineTooLong(recLine, line, len(p.fieldIndexes), true)
+					break parseField
+				}
 				if len(line) > 0 {
 					line0++
 					col = 1
@@ -205,7 +255,63 @@ parseField:
 	if err == nil {
 		err = errRead
 	}
+	if _, ok := err.(*tooLongError); ok {
+		return nil, recLine, err
+	}
 	return p.fields(), recLine, err
+}
+
+// capField checks the field being read (n bytes so far) against maxCell
+// and the record against maxLine.
+func (p *csvParser) capField(recLine, n int) error {
+	switch {
+	case p.maxCell > 0 && n > p.maxCell:
+		return &tooLongError{StartLine: recLine, Field: len(p.fieldIndexes), Cell: true, Limit: p.maxCell}
+	case p.maxLine > 0 && len(p.recordBuffer) > p.maxLine:
+		return &tooLongError{StartLine: recLine, Field: len(p.fieldIndexes), Limit: p.maxLine}
+	}
+	return nil
+}
+
+// longField finds, on a line without quotes, a field longer than maxCell.
+func (p *csvParser) longField(line []byte, recLine int) error {
+	line = line[:len(line)-lengthNL(line)]
+	for f := 0; ; f++ {
+		i := bytes.IndexByte(line, byte(p.comma))
+		n := i
+		if i < 0 {
+			n = len(line)
+		}
+		if n > p.maxCell {
+			return &tooLongError{StartLine: recLine, Field: f, Cell: true, Limit: p.maxCell}
+		}
+		if i < 0 {
+			return nil
+		}
+		line = line[i+1:]
+	}
+}
+
+// lineTooLong is the error for a line cut at maxLine: the field it was
+// cut in (delimiters counted outside quotes, from field first, inQ when
+// the line goes on a quoted field), reported as a cell past maxCell when that field is.
+func (p *csvParser) lineTooLong(recLine int, line []byte, first int, inQ bool) error {
+	field, start := first, 0
+	for i := 0; i < len(line); {
+		r, n := utf8.DecodeRune(line[i:])
+		switch {
+		case r == '"':
+			inQ = !inQ
+		case r == p.comma && !inQ:
+			field++
+			start = i + n
+		}
+		i += n
+	}
+	if p.maxCell > 0 && len(line)-start > p.maxCell {
+		return &tooLongError{StartLine: recLine, Field: field, Cell: true, Limit: p.maxCell}
+	}
+	return &tooLongError{StartLine: recLine, Field: field, Limit: p.maxLine}
 }
 
 // fields cuts the record's fields out of one arena string.

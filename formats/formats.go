@@ -106,6 +106,8 @@ const (
 	DefaultMaxBytes      = 512 << 20 // file size
 	DefaultMaxUnzipBytes = 1 << 30   // XLSX: total uncompressed size read
 	DefaultMaxYAMLBytes  = 16 << 20  // YAML is loaded whole
+	DefaultMaxCellBytes  = 256 << 10 // one cell's text (Excel itself holds 32,767 characters)
+	DefaultMaxLineBytes  = 1 << 20   // CSV: a physical line or a record; XLSX: an XML tag or text run
 )
 
 // Options tune Open. Zero values mean the defaults above; a negative limit
@@ -116,6 +118,8 @@ type Options struct {
 	MaxBytes      int64  // file size
 	MaxUnzipBytes int64  // XLSX uncompressed bytes (zip-bomb guard)
 	Delimiter     rune   // CSV; 0 = sniff (";", ",", tab, or a "sep=" line)
+	MaxCellBytes  int    // one cell's text, checked while reading
+	MaxLineBytes  int    // CSV line or record, XLSX XML token, checked while reading
 	// ReuseCells lets Next reuse the Cells slice of the previous row (faster;
 	// the caller must copy a Row it keeps beyond the next call).
 	ReuseCells bool
@@ -126,6 +130,20 @@ func (o Options) maxRows() int {
 		return DefaultMaxRows
 	}
 	return o.MaxRows
+}
+
+func (o Options) maxCell() int { return capOr(o.MaxCellBytes, DefaultMaxCellBytes) }
+func (o Options) maxLine() int { return capOr(o.MaxLineBytes, DefaultMaxLineBytes) }
+
+// capOr is v, def when v is zero, or 0 (no cap) when v is negative.
+func capOr(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 func (o Options) maxBytes(def int64) int64 {

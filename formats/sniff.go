@@ -49,8 +49,8 @@ const sniffHead = 1024
 
 // foreignContent says what a file is when its first bytes show it is not
 // a text spreadsheet (CSV, YAML) at all: a PDF, an image, an archive,
-// UTF-16 text, or binary data (a NUL byte, or more than a tenth of control
-// bytes). The empty strings mean it may be text.
+// UTF-16 text, or binary data (more than 1 in 20 control bytes, NUL
+// included). The empty strings mean it may be text.
 func foreignContent(head []byte) (pt, en string) {
 	switch {
 	case bytes.HasPrefix(head, []byte("%PDF-")):
@@ -67,16 +67,19 @@ func foreignContent(head []byte) (pt, en string) {
 	case bytes.HasPrefix(head, []byte("\xFF\xFE")), bytes.HasPrefix(head, []byte("\xFE\xFF")):
 		return "texto em UTF-16 (o \"Texto Unicode\" do Excel)", "UTF-16 text (Excel's \"Unicode Text\")"
 	}
-	ctrl := 0
+	ctrl, nul := 0, false
 	for _, b := range head {
-		switch {
-		case b == 0:
-			return "um arquivo binário (tem bytes nulos)", "a binary file (it has NUL bytes)"
-		case b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f', b == 0x7f:
+		if b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f' || b == 0x7f {
 			ctrl++
+			nul = nul || b == 0
 		}
 	}
-	if len(head) > 0 && ctrl*10 > len(head) {
+	// More than 1 in 20: random bytes have 1 in 9, text next to none (a
+	// stray NUL in a cell is the validation's to report, at the cell).
+	if len(head) > 0 && ctrl*20 > len(head) {
+		if nul {
+			return "um arquivo binário (tem bytes nulos)", "a binary file (it has NUL bytes)"
+		}
 		return "um arquivo binário", "a binary file"
 	}
 	return "", ""

@@ -46,9 +46,9 @@ func TestUnusableFileSaysWhatItIs(t *testing.T) {
 		{"foto.xlsx", append([]byte("\xFF\xD8\xFF\xE0"), garbage[:100]...), CodeUnknownFormat, "é uma imagem"},
 		{"planilha.csv", zipOf("[Content_Types].xml", "xl/workbook.xml"), CodeUnknownFormat, "é um arquivo compactado (zip"},
 		{"unicode.txt", append([]byte("\xFF\xFE"), []byte("C\x00P\x00F\x00\t\x00")...), CodeUnknownFormat, "UTF-16"},
-		{"carta.xlsx", zipOf("[Content_Types].xml", "word/document.xml"), CodeUnknownFormat, "é um documento do Word"},
-		{"calc.xlsx", zipOf("mimetype", "content.xml"), CodeUnknownFormat, "OpenDocument"},
-		{"fotos.xlsx", zipOf("a.jpg", "b.jpg"), CodeUnknownFormat, `zip que não é uma planilha do Excel (falta xl/workbook.xml; contém: "a.jpg", "b.jpg")`},
+		{"carta.xlsx", zipOf("[Content_Types].xml", "word/document.xml"), CodeCorrupt, "é um documento do Word"},
+		{"calc.xlsx", zipOf("mimetype", "content.xml"), CodeCorrupt, "OpenDocument"},
+		{"fotos.xlsx", zipOf("a.jpg", "b.jpg"), CodeCorrupt, `zip que não é uma planilha do Excel (falta xl/workbook.xml; contém: "a.jpg", "b.jpg")`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,6 +69,14 @@ func TestUnusableFileSaysWhatItIs(t *testing.T) {
 				t.Errorf("message of %d characters: %s", n, err)
 			}
 		})
+	}
+	// a stray NUL in a cell of a text CSV is the validation's to report
+	p := filepath.Join(dir, "nul-na-celula.csv")
+	os.WriteFile(p, []byte("Código;Nome;CPF\nA1;Ana\x00 Silva;529.982.247-25\n"), 0o644)
+	if r, err := Open(p, Options{}); err != nil {
+		t.Errorf("a NUL in one cell: %v", err)
+	} else if row, err := r.Next(); err != nil || row.Cells[1].Value != "Ana\x00 Silva" {
+		t.Errorf("row %q %v", row.Cells, err)
 	}
 	// text CSVs (accents, Windows-1252, tabs, a BOM) are still read
 	for _, name := range []string{"ptbr-excel-1252.csv", "bom-utf8.csv", "tab.tsv", "quoted-newline.csv"} {

@@ -341,13 +341,14 @@ func (x *xlsxReader) init() error {
 	if testSheetRows != nil {
 		x.testRows = testSheetRows(x, bufio.NewReaderSize(r, 1<<16))
 	} else {
-		x.scan = &sheetScanner{r: bufio.NewReaderSize(r, 1<<16)}
+		x.scan = &sheetScanner{r: bufio.NewReaderSize(r, 1<<16), max: x.opt.maxLine()}
 	}
 	return x.readHeader()
 }
 
 // notWorkbook explains a zip without a workbook part: an OpenDocument
-// spreadsheet (.ods), a Word or PowerPoint file, or some other archive.
+// spreadsheet (.ods), a Word or PowerPoint file, or some other archive
+// (Code stays CodeCorrupt, as before the message said what it is).
 func (x *xlsxReader) notWorkbook(wbPath string) *Error {
 	what, whatEN := "", ""
 	switch {
@@ -359,7 +360,7 @@ func (x *xlsxReader) notWorkbook(wbPath string) *Error {
 		what, whatEN = "uma planilha ou documento OpenDocument (LibreOffice, .ods/.odt)", "an OpenDocument file (LibreOffice, .ods/.odt)"
 	}
 	if what != "" {
-		return &Error{File: x.src.File, Code: CodeUnknownFormat, Err: ErrUnsupported,
+		return &Error{File: x.src.File, Code: CodeCorrupt,
 			Message:   "o arquivo não é uma planilha do Excel: é " + what + "; abra a planilha e salve como .xlsx ou CSV UTF-8",
 			MessageEN: "the file is not an Excel workbook: it is " + whatEN + "; open the sheet and save it as .xlsx or CSV UTF-8"}
 	}
@@ -368,7 +369,7 @@ func (x *xlsxReader) notWorkbook(wbPath string) *Error {
 		names = append(names, f.Name)
 	}
 	list, listEN := QuoteHeaders(names)
-	return &Error{File: x.src.File, Code: CodeUnknownFormat, Err: ErrUnsupported,
+	return &Error{File: x.src.File, Code: CodeCorrupt,
 		Message:   "o arquivo é um zip que não é uma planilha do Excel (falta " + wbPath + "; contém: " + list + "); salve a planilha como .xlsx",
 		MessageEN: "the file is a zip that is not an Excel workbook (" + wbPath + " is missing; it holds: " + listEN + "); save the sheet as .xlsx"}
 }
@@ -457,7 +458,15 @@ func (x *xlsxReader) loadSST(name string) error {
 		return err
 	}
 	defer rc.Close()
-	dec := xml.NewDecoder(bufio.NewReaderSize(r, 1<<16))
+	run := &runCapReader{r: r, max: x.opt.maxLine()}
+	dec := xml.NewDecoder(bufio.NewReaderSize(run, 1<<16))
+	maxCell := x.opt.maxCell()
+	tooLong := func() *Error {
+		lim := sizeText(maxCell)
+		return &Error{File: x.src.File, Code: CodeTooLarge,
+			Message:   fmt.Sprintf("a planilha tem um texto com mais de %s (o %dº dos textos compartilhados); o limite por célula é %s (o Excel guarda até 32.767 caracteres por célula)", lim, len(x.sst)+1, lim),
+			MessageEN: fmt.Sprintf("the workbook holds a text longer than %s (shared string %d); the limit per cell is %s (Excel keeps up to 32,767 characters a cell)", lim, len(x.sst)+1, lim)}
+	}
 	var cur []byte
 	inSI, inT, inPh := false, false, 0
 	for {
@@ -468,6 +477,12 @@ func (x *xlsxReader) loadSST(name string) error {
 		if err != nil {
 			if x.budget.hit {
 				return x.bombErr()
+			}
+			if run.hit {
+				if maxCell == 0 {
+					maxCell = run.max
+				}
+				return tooLong()
 			}
 			return x.corrupt("sharedStrings: "+err.Error(), err)
 		}
@@ -494,6 +509,9 @@ func (x *xlsxReader) loadSST(name string) error {
 		case xml.CharData:
 			if inSI && inT && inPh == 0 {
 				cur = append(cur, t...)
+				if maxCell > 0 && len(cur) > maxCell {
+					return tooLong()
+				}
 			}
 		}
 	}
@@ -534,6 +552,12 @@ func (x *xlsxReader) nextRow() (num int, ok bool, err error) {
 func (x *xlsxReader) xmlErr(err error) error {
 	if x.budget.hit {
 		return x.bombErr()
+	}
+	if errors.Is(err, errTokenTooLong) {
+		lim := sizeText(x.opt.maxLine())
+		return &Error{File: x.src.File, Sheet: x.src.Sheet, Row: x.lastRow, Code: CodeTooLarge, Err: err,
+			Message:   fmt.Sprintf("a aba tem um texto ou marca com mais de %s perto desta linha; o limite é %s (o Excel guarda até 32.767 caracteres por célula)", lim, lim),
+			MessageEN: fmt.Sprintf("the sheet holds a text or tag longer than %s near this row; the limit is %s (Excel keeps up to 32,767 characters a cell)", lim, lim)}
 	}
 	e := x.corrupt(fmt.Sprintf("XML da aba inválido perto da linha %d: %v", x.lastRow, err), err)
 	e.MessageEN = fmt.Sprintf("corrupt XLSX: invalid sheet XML near row %d: %v", x.lastRow, err)
@@ -729,6 +753,12 @@ func (x *xlsxReader) Next() (Row, error) {
 			if c.Value != "" {
 				empty = false
 			}
+			if mc := x.opt.maxCell(); mc > 0 && len(c.Raw) > mc {
+				x.done = true
+				return Row{}, &Error{File: x.src.File, Sheet: x.src.Sheet, Row: num, Column: x.letters[sc.col], Header: x.src.Headers[sc.col], Code: CodeTooLarge,
+					Message:   fmt.Sprintf("célula com mais de %s; o limite por célula é %s", sizeText(mc), sizeText(mc)),
+					MessageEN: fmt.Sprintf("cell longer than %s; the limit per cell is %s", sizeText(mc), sizeText(mc))}
+			}
 			if sc.formula && !sc.hasV {
 				x.warn(Warning{Row: num, Column: x.letters[sc.col], Header: x.src.Headers[sc.col], Code: WarnFormulaNoValue,
 					Message:   "fórmula sem valor calculado (salve a planilha no Excel para calcular); lida como vazia",
@@ -754,6 +784,46 @@ func (x *xlsxReader) Next() (Row, error) {
 		}
 		return Row{Number: num, Cells: cells}, nil
 	}
+}
+
+// runCapReader fails once more than max bytes pass without a '<': no XML
+// text run or tag is longer, so encoding/xml never buffers more (it holds
+// a whole text run before returning it).
+type runCapReader struct {
+	r   io.Reader
+	max int // 0: no cap
+	run int
+	hit bool
+}
+
+var errRunTooLong = errors.New("XML text run too long")
+
+func (c *runCapReader) Read(p []byte) (int, error) {
+	if c.hit {
+		return 0, errRunTooLong
+	}
+	n, err := c.r.Read(p)
+	if c.max <= 0 {
+		return n, err
+	}
+	for i := 0; i < n; {
+		j := bytes.IndexByte(p[i:n], '<')
+		if j < 0 {
+			c.run += n - i
+			break
+		}
+		c.run += j
+		if c.run > c.max {
+			break
+		}
+		c.run = 0
+		i += j + 1
+	}
+	if c.run > c.max {
+		c.hit = true
+		return 0, errRunTooLong
+	}
+	return n, err
 }
 
 // unescapeXString decodes the "_xHHHH_" escapes of an OOXML string

@@ -21,7 +21,11 @@ type sheetScanner struct {
 	tag  []byte // current tag content, between < and >
 	text []byte // current character data
 	tmp  []byte
+	max  int // longest tag or text run, in bytes (0: no cap)
 }
+
+// errTokenTooLong is a tag or text run longer than sheetScanner.max.
+var errTokenTooLong = errors.New("XML token too long")
 
 type tokKind int
 
@@ -40,6 +44,9 @@ func (s *sheetScanner) readUntil(dst []byte, delim byte) ([]byte, error) {
 		chunk, err := s.r.ReadSlice(delim)
 		dst = append(dst, chunk...)
 		if err == bufio.ErrBufferFull {
+			if s.max > 0 && len(dst) > s.max {
+				return dst, errTokenTooLong
+			}
 			continue
 		}
 		return dst, err

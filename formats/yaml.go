@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -31,13 +32,34 @@ func openYAML(path string, f *os.File, size int64, opt Options) (Reader, error) 
 	if max > 0 {
 		r = io.LimitReader(f, max+1)
 	}
-	data, err := io.ReadAll(r)
-	if err != nil {
+	n := size
+	if max > 0 && n > max {
+		n = max
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead)) // the file once, not doubling up to it
+	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, openErr(path, err)
 	}
+	data := buf.Bytes()
 	src := Source{File: path, Format: "yaml", Encoding: "utf-8"}
-	if strings.TrimSpace(strings.TrimPrefix(string(data), "\uFEFF")) == "" {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\uFEFF")))) == 0 {
 		return nil, &Error{File: path, Code: CodeEmpty, Message: "arquivo vazio", MessageEN: "empty file"}
+	}
+	// A line past the line cap is refused before the parser, which holds
+	// several copies of a value while it works (a 15 MB value cost 140 MB).
+	if ml := opt.maxLine(); ml > 0 {
+		for n, rest := 1, data; len(rest) > 0; n++ {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				i = len(rest)
+			}
+			if i > ml {
+				return nil, &Error{File: path, Row: n, Code: CodeTooLarge,
+					Message:   fmt.Sprintf("linha com mais de %s; o limite por linha é %s", sizeText(ml), sizeText(ml)),
+					MessageEN: fmt.Sprintf("line longer than %s; the limit per line is %s", sizeText(ml), sizeText(ml))}
+			}
+			rest = rest[min(i+1, len(rest)):]
+		}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -128,6 +150,12 @@ func (y *yamlReader) Next() (Row, error) {
 		v := it.Content[i+1]
 		col := y.index[k]
 		c := &cells[col]
+		if mc := y.opt.maxCell(); mc > 0 && (v.Kind == yaml.ScalarNode && len(v.Value) > mc || v.Kind == yaml.AliasNode && v.Alias != nil && len(v.Alias.Value) > mc) {
+			y.i = len(y.items)
+			return Row{}, &Error{File: y.src.File, Row: v.Line, Column: k, Header: k, Code: CodeTooLarge,
+				Message:   fmt.Sprintf("valor com mais de %s; o limite por célula é %s", sizeText(mc), sizeText(mc)),
+				MessageEN: fmt.Sprintf("value longer than %s; the limit per cell is %s", sizeText(mc), sizeText(mc))}
+		}
 		switch v.Kind {
 		case yaml.ScalarNode:
 			c.Raw = v.Value
