@@ -248,6 +248,9 @@ type ListPixParams struct {
 	ListParams
 	Txid      string
 	CPF, CNPJ string
+	// TxidPresente and DevolucaoPresente filter on whether a Pix has a
+	// txid, and a refund; nil leaves the filter out.
+	TxidPresente, DevolucaoPresente *bool
 }
 
 // ListPix lists received Pix between Inicio and Fim.
@@ -256,6 +259,11 @@ func (c *Client) ListPix(ctx context.Context, p ListPixParams) (*PixPage, error)
 	for k, s := range map[string]string{"txid": p.Txid, "cpf": p.CPF, "cnpj": p.CNPJ} {
 		if s != "" {
 			v.Set(k, s)
+		}
+	}
+	for k, b := range map[string]*bool{"txIdPresente": p.TxidPresente, "devolucaoPresente": p.DevolucaoPresente} {
+		if b != nil {
+			v.Set(k, strconv.FormatBool(*b))
 		}
 	}
 	return pixCall[PixPage](ctx, c, http.MethodGet, withQuery("/v2/pix", v), nil)

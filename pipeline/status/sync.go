@@ -275,7 +275,8 @@ func (s *syncer) pix(ctx context.Context, from, to, last time.Time) error {
 	if err := s.listPix(ctx, api.ListPixParams{ListParams: api.ListParams{Inicio: last.Add(-5 * time.Minute), Fim: to}}, false); err != nil {
 		return err
 	}
-	if err := s.listPix(ctx, api.ListPixParams{ListParams: api.ListParams{Inicio: from, Fim: to}}, true); err != nil {
+	yes := true
+	if err := s.listPix(ctx, api.ListPixParams{ListParams: api.ListParams{Inicio: from, Fim: to}, DevolucaoPresente: &yes}, true); err != nil {
 		return err
 	}
 	return s.listCobv(ctx, api.ListCobVParams{ListCobParams: api.ListCobParams{ListParams: api.ListParams{Inicio: from, Fim: to}, Status: "REMOVIDA_PELO_USUARIO_RECEBEDOR"}})
