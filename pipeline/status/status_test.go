@@ -2,6 +2,8 @@ package status_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
 	"remessa/pipeline/status"
+	"remessa/rules"
 	"remessa/sandbox"
 	"remessa/sandbox/control"
 )
@@ -135,4 +138,114 @@ func TestSyncFollowsPayments(t *testing.T) {
 		t.Errorf("%d events in the ledger, want 24", n)
 	}
 	_ = time.Now
+}
+
+// TestSyncFollowsPix: a 30-row cobv month: 10 paid by Pix, one of them
+// refunded in full, one removed; a first sync lists the cobv, a later one
+// asks for the Pix received since and the refunds.
+func TestSyncFollowsPix(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var csv strings.Builder
+	csv.WriteString("Código;Nome;CPF;Valor\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&csv, "P%02d;Pagador %d;%s;%d,%02d\n", i, i, cpfFrom(fmt.Sprintf("%09d", 100000000+i*7919)), 100+i, i)
+	}
+	os.WriteFile(filepath.Join(dir, "pix.csv"), []byte(csv.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "cobv.yaml"), []byte(`version: 1
+name: Pix do mês
+input: {file: pix.csv, key: Código}
+issue:
+  cobv:
+    due: +20d
+    chave: financeiro@example.com
+    solicitacao: "Mensalidade {{ .Código }}"
+`), 0o644)
+	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rn.Close()
+	out, err := run.Run(ctx, filepath.Join(dir, "cobv.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out")})
+	if err != nil || out.ExitCode() != 0 {
+		t.Fatalf("issue: %v", err)
+	}
+	opts := status.Options{Run: run.Options{Embedded: rn}}
+	if s, err := status.Sync(ctx, out.Dir, opts); err != nil || s.Charges != 30 || s.Open.Count != 30 || s.Calls != 1 {
+		t.Fatalf("first sync: %+v %v", s, err)
+	}
+	ctl := &control.Client{BaseURL: rn.URL}
+	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paid int64
+	var refundE2E string
+	for i := 0; i < 10; i++ {
+		row := out.Results.Rows[i]
+		pr, err := ctl.PayPix(ctx, row.Txid, "")
+		if err != nil {
+			t.Fatalf("pay %s: %v", row.Txid, err)
+		}
+		paid += row.AmountCents
+		if i == 3 {
+			refundE2E = pr.EndToEndID
+		}
+	}
+	refunded := out.Results.Rows[3].AmountCents
+	if _, err := cl.PutDevolucao(ctx, refundE2E, "dev1", api.DevolucaoRequest{Valor: rules.FormatPixAmount(refunded)}); err != nil {
+		t.Fatal(err)
+	}
+	removed := out.Results.Rows[20]
+	if _, err := cl.PatchCobV(ctx, removed.Txid, api.CobPatch{Status: "REMOVIDA_PELO_USUARIO_RECEBEDOR"}); err != nil {
+		t.Fatal(err)
+	}
+	// the refund settles asynchronously in the sandbox: wait for it
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d, err := cl.GetDevolucao(ctx, refundE2E, "dev1")
+		if err == nil && d.Status == "DEVOLVIDO" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("refund still %v %v", d, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s, err := status.Sync(ctx, out.Dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Received.Count != 9 || s.Received.Cents != paid-refunded {
+		t.Errorf("received %+v, want 9 charges of %d", s.Received, paid-refunded)
+	}
+	if s.Refunded.Count != 1 || s.Refunded.Cents != refunded {
+		t.Errorf("refunded %+v, want 1 of %d", s.Refunded, refunded)
+	}
+	if s.Cancel.Count != 1 || s.Cancel.Cents != removed.AmountCents {
+		t.Errorf("removed %+v, want 1 of %d", s.Cancel, removed.AmountCents)
+	}
+	if s.Open.Count != 19 {
+		t.Errorf("%d open, want 19", s.Open.Count)
+	}
+	if s.Calls > 3 {
+		t.Errorf("a later sync made %d calls, want 3 (Pix since, refunds, removed)", s.Calls)
+	}
+}
+
+// cpfFrom completes nine digits with the CPF check digits.
+func cpfFrom(base string) string {
+	d := []byte(base)
+	for _, n := range []int{9, 10} {
+		sum := 0
+		for i := 0; i < n; i++ {
+			sum += int(d[i]-'0') * (n + 1 - i)
+		}
+		r := sum * 10 % 11
+		if r == 10 {
+			r = 0
+		}
+		d = append(d, byte('0'+r))
+	}
+	return string(d)
 }
