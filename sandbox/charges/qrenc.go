@@ -532,12 +532,14 @@ func qrPenaltyBits(rows, cols []uint64, n int) uint {
 	var p uint
 	line := func(r uint64) {
 		eq := ^(r ^ r>>1)
-		w5 := eq & eq >> 1 & eq >> 2 & eq >> 3 & valid5
+		// & and >> share one precedence level and associate left: the
+		// shifts need their parentheses.
+		w5 := eq & (eq >> 1) & (eq >> 2) & (eq >> 3) & valid5
 		starts := w5 &^ (eq << 1)
 		p += uint(bits.OnesCount64(w5) + 2*bits.OnesCount64(starts))
 		nr := ^r
-		m1 := r & nr >> 1 & r >> 2 & r >> 3 & r >> 4 & nr >> 5 & r >> 6 & nr >> 7 & nr >> 8 & nr >> 9 & nr >> 10
-		m2 := nr & nr >> 1 & nr >> 2 & nr >> 3 & r >> 4 & nr >> 5 & r >> 6 & r >> 7 & r >> 8 & nr >> 9 & r >> 10
+		m1 := r & (nr >> 1) & (r >> 2) & (r >> 3) & (r >> 4) & (nr >> 5) & (r >> 6) & (nr >> 7) & (nr >> 8) & (nr >> 9) & (nr >> 10)
+		m2 := nr & (nr >> 1) & (nr >> 2) & (nr >> 3) & (r >> 4) & (nr >> 5) & (r >> 6) & (r >> 7) & (r >> 8) & (nr >> 9) & (r >> 10)
 		p += 40 * uint(bits.OnesCount64((m1|m2)&valid11))
 	}
 	dark := 0

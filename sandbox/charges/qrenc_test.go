@@ -5,12 +5,15 @@ import (
 	"encoding/base64"
 	"fmt"
 	"image/png"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/boombuler/barcode/qr"
 	"github.com/makiuchi-d/gozxing"
 	zxqr "github.com/makiuchi-d/gozxing/qrcode"
+
+	"remessa/rules"
 )
 
 func TestQRMatchesBoombuler(t *testing.T) {
@@ -135,4 +138,111 @@ func BenchmarkQRImage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestQROwnMaskMatchesBoombuler lets the encoder choose its own mask
+// (qrMatrix(content, -1), as qrImage does) and compares the whole symbol
+// with boombuler's over 400 BR Codes built by rules.BRCode: dynamic ones
+// as the sandbox issues them (locations of every host and id length,
+// merchant names of 1 to 25 characters) and static ones (every key type,
+// optional information, amounts and txids of every length). The mask
+// choice is what TestQRMatchesBoombuler cannot see: it hands the encoder
+// boombuler's mask.
+func TestQROwnMaskMatchesBoombuler(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 535))
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	str := func(n int, set string) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = set[rng.IntN(len(set))]
+		}
+		return string(b)
+	}
+	names := []string{"A", "ESCOLA", "Loja Exemplo Ltda", "Associação São João", "EFI SANDBOX", "Padaria Pão de Açúcar", "Maria José da Conceição"}
+	cities := []string{"SAO PAULO", "CURITIBA", "Rio de Janeiro", "Belém", "BH", "Florianópolis"}
+	hosts := []string{"127.0.0.1:45678", "localhost:8080", "qrpix.example.com", "pix.sejaefi.com.br", "qrcodes-pix.gerencianet.com.br"}
+	var contents []string
+	for i := 0; len(contents) < 400; i++ {
+		name := names[rng.IntN(len(names))]
+		if rng.IntN(2) == 0 {
+			name = str(1+rng.IntN(25), alnum+"   ")
+		}
+		name = strings.TrimSpace(name)
+		if name == "" || len(name) > 25 {
+			name = "EFI SANDBOX"
+		}
+		b := rules.BRCode{MerchantName: name, MerchantCity: cities[rng.IntN(len(cities))]}
+		if i%2 == 0 {
+			// Dynamic, as the sandbox's slips and cob/cobv issue them.
+			b.Dynamic = true
+			switch i % 6 {
+			case 0:
+				b.URL = pixLocation("http://"+hosts[rng.IntN(len(hosts))], str(1+rng.IntN(12), alnum), rng.Int64N(1e9))
+			case 2:
+				b.URL = hosts[rng.IntN(len(hosts))] + "/v2/cob/" + str(26+rng.IntN(10), alnum)
+			default:
+				b.URL = hosts[rng.IntN(len(hosts))] + "/qr/v2/" + str(1+rng.IntN(36), "0123456789abcdef-")
+			}
+			if len(b.URL) > 77 {
+				b.URL = b.URL[:77]
+			}
+		} else {
+			switch i % 10 {
+			case 1:
+				b.Key = str(11, "0123456789")
+			case 3:
+				b.Key = str(14, "0123456789")
+			case 5:
+				b.Key = "+55" + str(11, "0123456789")
+			case 7:
+				b.Key = strings.ToLower(str(1+rng.IntN(50), alnum)) + "@example.com.br"
+			default:
+				b.Key = fmt.Sprintf("%s-%s-%s-%s-%s", str(8, "0123456789abcdef"), str(4, "0123456789abcdef"), str(4, "0123456789abcdef"), str(4, "0123456789abcdef"), str(12, "0123456789abcdef"))
+			}
+			if room := 99 - 22 - len(b.Key) - 4; rng.IntN(2) == 0 && room > 0 {
+				b.Info = str(1+rng.IntN(room), alnum+" ")
+			}
+			if rng.IntN(4) > 0 {
+				b.AmountCents = rng.Int64N([]int64{100, 10000, 1000000, 10000000000}[rng.IntN(4)]) + 1
+			}
+			if rng.IntN(3) > 0 {
+				b.Txid = str(1+rng.IntN(25), alnum)
+			}
+			if rng.IntN(3) == 0 {
+				b.PostalCode = str(8, "0123456789")
+			}
+		}
+		s, err := b.Encode()
+		if err != nil {
+			t.Fatalf("%+v: %v", b, err)
+		}
+		contents = append(contents, s)
+	}
+	minLen, maxLen, differ := 1000, 0, 0
+	for _, content := range contents {
+		minLen, maxLen = min(minLen, len(content)), max(maxLen, len(content))
+		code, err := qr.Encode(content, qr.M, qr.Unicode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine, size, err := qrMatrix([]byte(content), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size != code.Bounds().Dx() {
+			t.Fatalf("%q: size %d, boombuler %d", content, size, code.Bounds().Dx())
+		}
+		for i, m := range mine {
+			if r, _, _, _ := code.At(i%size, i/size).RGBA(); m != (r == 0) {
+				if differ++; differ <= 5 {
+					t.Errorf("%q (len %d): own mask gives a different symbol than boombuler (module (%d,%d) differs)", content, len(content), i%size, i/size)
+				}
+				break
+			}
+		}
+	}
+	if differ > 0 {
+		t.Errorf("%d of %d BR Codes (%d to %d bytes) differ from boombuler's symbol", differ, len(contents), minLen, maxLen)
+	}
+	t.Logf("%d BR Codes of %d to %d bytes", len(contents), minLen, maxLen)
 }
