@@ -334,7 +334,7 @@ func (p *Plan) WriteText(w io.Writer, lang string) error {
 		return pt
 	}
 	brl := rules.FormatBRL
-	fmt.Fprintf(w, t("Plano de %s (%s) — serviço %s\n", "Plan of %s (%s) — service %s\n"), p.Name, p.Job, p.Service)
+	fmt.Fprintf(w, t("Plano de %s (%s) — serviço %s\n", "Plan of %s (%s) — service %s\n"), p.Name, p.Job, ServiceName(p.Service, lang))
 	fmt.Fprintf(w, t("Linhas: %d lidas, %d aceitas, %d recusadas, %d avisos\n", "Rows: %d read, %d accepted, %d refused, %d warnings\n"), p.Rows, p.Accepted, p.Refused, p.Warnings)
 	for _, e := range p.Earlier {
 		fmt.Fprintf(w, "  %s\n", e)

@@ -14,6 +14,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"remessa/pipeline/run"
 )
 
 // Exit codes shared by every subcommand.
@@ -72,7 +74,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	case "version", "--version":
-		fmt.Fprintln(stdout, "remessa", Version)
+		fmt.Fprintln(stdout, "remessa", version())
 		return exitOK
 	}
 	c, ok := commands[name]
@@ -83,8 +85,18 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	return c.Run(args[1:], stdout, stderr)
 }
 
-// Version is the remessa version, set at build time with -ldflags "-X main.Version=...".
-var Version = "dev"
+// Version is a release's version, set at build time with
+// -ldflags "-X main.Version=..."; empty, the build's own says which build
+// this is (run.BuildVersion: module version, VCS revision and time, -dirty).
+var Version = ""
+
+// version is the version remessa reports and writes into results.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	return run.Version
+}
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "remessa: emissão de cobranças em lote (carnês, Pix com vencimento, boletos)")

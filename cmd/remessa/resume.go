@@ -36,7 +36,7 @@ func runResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "remessa resume:", err)
 		return exitUsage
 	}
-	run.Version = Version
+	run.Version = version()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := run.Resume(ctx, pos[0], opts)

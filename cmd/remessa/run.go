@@ -99,7 +99,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		return strings.EqualFold(strings.TrimSpace(line), "sim") || strings.EqualFold(strings.TrimSpace(line), "yes")
 	}
-	run.Version = Version
+	run.Version = version()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := run.Run(ctx, pos[0], opts)

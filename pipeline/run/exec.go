@@ -134,7 +134,7 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 				j.Tx(ctx, func(tx *journal.Tx) error { return tx.SetMeta("meta", string(mb)) })
 			}
 			log.Info().Str("service", m.Service).Str("base_url", svc.BaseURL).Msg("run started")
-			e.prog.phase(fmt.Sprintf("serviço %s em %s", m.Service, svc.BaseURL))
+			e.prog.phase(servicePhase(m.Service, svc.BaseURL))
 			// A cancelled ctx (Ctrl-C) stops new calls; calls in flight
 			// finish and are journaled, so nothing becomes ambiguous.
 			callCtx := context.WithoutCancel(ctx)
@@ -946,9 +946,6 @@ func (e *executor) results() *results.Results {
 	r.Compute()
 	return r
 }
-
-// Version is the remessa version written into results (set by cmd).
-var Version = "dev"
 
 // ---- crash points (tests) ----
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"remessa/api"
+	"remessa/pipeline"
 	"remessa/sandbox"
 	_ "remessa/sandbox/all"     // every route module
 	_ "remessa/sandbox/charges" // the routes a run needs, even before sandbox/all lists them
@@ -137,7 +138,7 @@ func connect(ctx context.Context, c serviceConfig) (*Service, error) {
 			}
 		}
 		if cfg.ClientID == "" || cfg.ClientSecret == "" {
-			return nil, fmt.Errorf("serviço %s: faltam as credenciais (REMESSA_CLIENT_ID e REMESSA_CLIENT_SECRET, ou endpoint.client_id/client_secret com ${VAR} no job)", c.Kind)
+			return nil, fmt.Errorf("serviço %s: faltam as credenciais (REMESSA_CLIENT_ID e REMESSA_CLIENT_SECRET, ou endpoint.client_id/client_secret com ${VAR} no job)", pipeline.ServiceName(c.Kind, "pt"))
 		}
 	}
 	s.BaseURL, s.PixBaseURL = cfg.BaseURL, cfg.PixBaseURL
