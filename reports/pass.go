@@ -390,3 +390,14 @@ func writeAtomic(path string, fn func(w io.Writer) error) error {
 	}
 	return a.commit()
 }
+
+// EachRow reads results.json at path one row at a time: start gets the
+// head (version and run) before the first row, row each row in order.
+// It returns the results with their totals and no rows, so a run of any
+// size is read in little memory. Errors wrap ErrBadResults.
+func EachRow(path string, start func(head *results.Results) error, row func(*results.Row) error) (*results.Results, error) {
+	if start == nil {
+		start = func(*results.Results) error { return nil }
+	}
+	return fileSource(path)(start, row)
+}

@@ -42,11 +42,7 @@ func (s *Server) refreshStatus(w http.ResponseWriter, r *http.Request, ss *sessi
 		s.fail(w, r, http.StatusBadGateway, fmt.Sprintf(tr(langOf(r), "sit.failed"), err))
 		return
 	}
-	rc, err := conciliacao.FromRun(ctx, rec.Dir, rules.Today(s.now()))
-	if err == nil {
-		_, err = conciliacao.Write(rec.Dir, rc, "pt")
-	}
-	if err != nil {
+	if _, _, err := conciliacao.WriteRun(ctx, rec.Dir, rules.Today(s.now()), "pt"); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
 	}

@@ -62,10 +62,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			return exitInternal
 		}
 		if !*noReport {
-			rec, err := conciliacao.FromRun(ctx, pos[0], rules.Today(time.Now()))
-			if err == nil {
-				_, err = conciliacao.Write(pos[0], rec, *lang)
-			}
+			_, rec, err := conciliacao.WriteRun(ctx, pos[0], rules.Today(time.Now()), *lang)
 			if err != nil {
 				fmt.Fprintln(stderr, "remessa status: conciliação:", err)
 				return exitInternal

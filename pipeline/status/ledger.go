@@ -85,6 +85,7 @@ var ledgerSchema = []string{
 		refund_cents INTEGER NOT NULL DEFAULT 0,
 		updated_at TEXT NOT NULL
 	)`,
+	`CREATE INDEX IF NOT EXISTS charges_order ON charges(row_index, parcel)`,
 	`CREATE INDEX IF NOT EXISTS charges_charge ON charges(charge_id) WHERE charge_id <> 0`,
 	`CREATE INDEX IF NOT EXISTS charges_txid ON charges(txid) WHERE txid <> ''`,
 	`CREATE TABLE IF NOT EXISTS events (
@@ -257,22 +258,32 @@ func rank(state string) int {
 
 // Charges returns every charge of the ledger in row and parcel order.
 func (l *Ledger) Charges(ctx context.Context) ([]Charge, error) {
+	var out []Charge
+	err := l.EachCharge(ctx, func(c *Charge) error { out = append(out, *c); return nil })
+	return out, err
+}
+
+// EachCharge calls fn with every charge in row and parcel order, one at a
+// time (the Charge is reused: copy what you keep), so a run of any size
+// is read in constant memory.
+func (l *Ledger) EachCharge(ctx context.Context, fn func(*Charge) error) error {
 	rows, err := l.db.QueryContext(ctx, `SELECT key, row_index, source_row, row_key, payer, parcel, carnet_id, charge_id, txid, due, value_cents,
 		status, state, paid_cents, paid_at, method, refund_cents, updated_at FROM charges ORDER BY row_index, parcel`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []Charge
+	var c Charge
 	for rows.Next() {
-		var c Charge
 		if err := rows.Scan(&c.Key, &c.RowIndex, &c.SourceRow, &c.RowKey, &c.Payer, &c.Parcel, &c.CarnetID, &c.ChargeID, &c.Txid, &c.Due,
 			&c.ValueCents, &c.Status, &c.State, &c.PaidCents, &c.PaidAt, &c.Method, &c.RefundCents, &c.UpdatedAt); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, c)
+		if err := fn(&c); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // Events returns how many changes the ledger has recorded.

@@ -177,10 +177,13 @@ func TestReconciliationToTheCent(t *testing.T) {
 	if !r.Reconcile.OK {
 		t.Fatalf("the reconciliation does not close: %v", r.Reconcile.Problems)
 	}
-	// written, the files say the same
-	files, err := conciliacao.Write(dir, r, "pt")
+	// written streaming from the ledger, the same totals, and the files
+	files, sr, err := conciliacao.WriteRun(ctx, dir, today, "pt")
 	if err != nil || len(files) != 4 {
 		t.Fatalf("write: %v %v", files, err)
+	}
+	if sr.Totals != r.Totals || !sr.Reconcile.OK || sr.Lines != nil {
+		t.Fatalf("streamed totals %+v (check %v) differ from the in-memory ones %+v", sr.Totals, sr.Reconcile, r.Totals)
 	}
 	x, err := excelize.OpenFile(filepath.Join(dir, "conciliacao.xlsx"))
 	if err != nil {

@@ -88,6 +88,8 @@ type Reconciliation struct {
 	Aging     map[string]Amounts `json:"aging"` // unpaid lines by bucket
 	Split     []Recipient        `json:"split,omitempty"`
 	Reconcile Check              `json:"check"`
+
+	streamedLines int // lines written by WriteRun
 }
 
 // Check says whether the totals close with the lines, the months and the
@@ -97,17 +99,56 @@ type Check struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-// Build reconciles the ledger's charges of a run as of today.
+// Build reconciles the ledger's charges of a run as of today, in memory
+// (the lines kept in the result). WriteRun does the same for a run of any
+// size without holding its lines.
 func Build(res *results.Results, charges []status.Charge, syncedAt string, today time.Time) *Reconciliation {
-	r := &Reconciliation{RunID: res.Run.ID, JobName: res.Run.JobName, Kind: res.Run.Kind, Service: res.Run.Service,
-		AsOf: rules.FormatISODate(today), SyncedAt: syncedAt, ByMonth: map[string]Amounts{}, Aging: map[string]Amounts{}}
+	r := newReconciliation(&res.Run, syncedAt, today)
+	a := newAccumulator()
 	for _, c := range charges {
-		r.Lines = append(r.Lines, line(c, today))
+		l := line(c, today)
+		a.add(l)
+		r.Lines = append(r.Lines, l)
 	}
-	r.Totals, r.ByMonth, r.Aging = tally(r.Lines)
+	a.close(r)
 	r.Split = split(res, charges)
 	r.Reconcile = r.Check()
 	return r
+}
+
+func newReconciliation(run *results.RunInfo, syncedAt string, today time.Time) *Reconciliation {
+	return &Reconciliation{RunID: run.ID, JobName: run.JobName, Kind: run.Kind, Service: run.Service,
+		AsOf: rules.FormatISODate(today), SyncedAt: syncedAt, ByMonth: map[string]Amounts{}, Aging: map[string]Amounts{}}
+}
+
+// accumulator sums lines as they stream by.
+type accumulator struct {
+	totals  Amounts
+	months  map[string]Amounts
+	aging   map[string]Amounts
+	lines   int
+	charges int
+}
+
+func newAccumulator() *accumulator {
+	return &accumulator{months: map[string]Amounts{}, aging: map[string]Amounts{}}
+}
+
+func (a *accumulator) add(l Line) {
+	a.lines++
+	a.totals.add(l)
+	m := a.months[monthOf(l.Due)]
+	m.add(l)
+	a.months[monthOf(l.Due)] = m
+	if l.Bucket != "" {
+		b := a.aging[l.Bucket]
+		b.add(l)
+		a.aging[l.Bucket] = b
+	}
+}
+
+func (a *accumulator) close(r *Reconciliation) {
+	r.Totals, r.ByMonth, r.Aging = a.totals, a.months, a.aging
 }
 
 func line(c status.Charge, today time.Time) Line {
@@ -220,8 +261,16 @@ func monthOf(date string) string {
 func (r *Reconciliation) Check() Check {
 	var probs []string
 	lines, months, aging := tally(r.Lines)
+	if r.Lines == nil {
+		// streamed: the lines were summed once as they were written; the
+		// months, the aging and the identity below check those sums
+		lines, months, aging = r.Totals, r.ByMonth, r.Aging
+	}
 	if lines != r.Totals {
 		probs = append(probs, fmt.Sprintf("os totais (%s recebidos) não são a soma das linhas (%s)", rules.FormatBRL(r.Totals.Received), rules.FormatBRL(lines.Received)))
+	}
+	if r.Lines == nil && r.streamedLines != r.Totals.Charges {
+		probs = append(probs, fmt.Sprintf("%d linhas escritas, %d cobranças nos totais", r.streamedLines, r.Totals.Charges))
 	}
 	var sum Amounts
 	for _, m := range r.ByMonth {
@@ -269,50 +318,65 @@ func (a *Amounts) plus(b Amounts) {
 // and of those paid (received): a paid charge's shares went to their
 // recipients as issued.
 func split(res *results.Results, charges []status.Charge) []Recipient {
-	state := map[string]string{}
+	paid := map[string]bool{}
 	for _, c := range charges {
-		if c.ChargeID != 0 {
-			state[fmt.Sprint(c.ChargeID)] = c.State
-		} else {
-			state[c.Txid] = c.State
+		if c.State == status.StatePaid || c.State == status.StateSettled {
+			paid[c.Key] = true
 		}
 	}
-	paid := func(s string) bool { return s == status.StatePaid || s == status.StateSettled }
-	by := map[string]*Recipient{}
-	add := func(sh results.Share, received bool) {
-		r := by[sh.Recipient]
-		if r == nil {
-			r = &Recipient{Recipient: sh.Recipient, Own: sh.Own}
-			by[sh.Recipient] = r
-		}
-		r.Expected += sh.AmountCents
-		if received {
-			r.Received += sh.AmountCents
-		}
-	}
+	sp := newSplitter(paid)
 	for i := range res.Rows {
-		row := &res.Rows[i]
-		if row.Outcome != results.Issued {
-			continue
-		}
-		if len(row.Parcels) > 0 {
-			for _, p := range row.Parcels {
-				for _, sh := range p.Split {
-					add(sh, paid(state[fmt.Sprint(p.ChargeID)]))
-				}
-			}
-			continue
-		}
-		id := row.Txid
-		if len(row.ChargeIDs) > 0 {
-			id = fmt.Sprint(row.ChargeIDs[0])
-		}
-		for _, sh := range row.Split {
-			add(sh, paid(state[id]))
-		}
+		sp.row(&res.Rows[i])
 	}
-	out := make([]Recipient, 0, len(by))
-	for _, r := range by {
+	return sp.recipients()
+}
+
+// splitter sums split shares row by row.
+type splitter struct {
+	paid map[string]bool // ledger keys of paid or settled charges
+	by   map[string]*Recipient
+}
+
+func newSplitter(paid map[string]bool) *splitter {
+	return &splitter{paid: paid, by: map[string]*Recipient{}}
+}
+
+func (s *splitter) add(sh results.Share, received bool) {
+	r := s.by[sh.Recipient]
+	if r == nil {
+		r = &Recipient{Recipient: sh.Recipient, Own: sh.Own}
+		s.by[sh.Recipient] = r
+	}
+	r.Expected += sh.AmountCents
+	if received {
+		r.Received += sh.AmountCents
+	}
+}
+
+func (s *splitter) row(row *results.Row) {
+	if row.Outcome != results.Issued {
+		return
+	}
+	if len(row.Parcels) > 0 {
+		for _, p := range row.Parcels {
+			for _, sh := range p.Split {
+				s.add(sh, s.paid[status.KeyOfCharge(p.ChargeID)])
+			}
+		}
+		return
+	}
+	key := status.KeyOfCobv(row.Txid)
+	if len(row.ChargeIDs) > 0 {
+		key = status.KeyOfCharge(row.ChargeIDs[0])
+	}
+	for _, sh := range row.Split {
+		s.add(sh, s.paid[key])
+	}
+}
+
+func (s *splitter) recipients() []Recipient {
+	out := make([]Recipient, 0, len(s.by))
+	for _, r := range s.by {
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -3,47 +3,266 @@ package conciliacao
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 
+	"remessa/pipeline/results"
+	"remessa/pipeline/status"
+	"remessa/reports"
 	"remessa/rules"
 )
 
 // Files are the names the reconciliation is written under.
 var Files = []string{"conciliacao.xlsx", "conciliacao.csv", "conciliacao.html", "conciliacao.json"}
 
-// Write writes the four reconciliation files into dir (lang pt or en),
-// each through a temporary file renamed into place, and returns their paths.
+// Write writes the four reconciliation files of r (built in memory, with
+// its lines) into dir, in lang (pt or en), and returns their paths.
 func Write(dir string, r *Reconciliation, lang string) ([]string, error) {
+	s, err := openSinks(dir, r, lang)
+	if err != nil {
+		return nil, err
+	}
+	for i := range r.Lines {
+		if err := s.line(&r.Lines[i]); err != nil {
+			s.abort()
+			return nil, err
+		}
+	}
+	return s.finish(r)
+}
+
+// WriteRun reconciles the run in dir as of today from its status ledger
+// and results.json and writes the four files, streaming: each charge is
+// read from the ledger, summed and written to the CSV, the workbook's
+// Cobranças sheet and the JSON as it comes, so memory does not grow with
+// the run. The result has the totals and no lines.
+func WriteRun(ctx context.Context, dir string, today time.Time, lang string) ([]string, *Reconciliation, error) {
+	l, err := status.OpenLedger(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer l.Close()
+	paid := map[string]bool{}
+	if err := l.EachCharge(ctx, func(c *status.Charge) error {
+		if c.State == status.StatePaid || c.State == status.StateSettled {
+			paid[c.Key] = true
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	sp := newSplitter(paid)
+	var head results.RunInfo
+	if _, err := reports.EachRow(filepath.Join(dir, "results.json"), func(h *results.Results) error { head = h.Run; return nil },
+		func(row *results.Row) error { sp.row(row); return nil }); err != nil {
+		return nil, nil, err
+	}
+	r := newReconciliation(&head, l.Meta(ctx, "last_sync"), today)
+	r.Split = sp.recipients()
+	s, err := openSinks(dir, r, lang)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := newAccumulator()
+	if err := l.EachCharge(ctx, func(c *status.Charge) error {
+		ln := line(*c, today)
+		a.add(ln)
+		return s.line(&ln)
+	}); err != nil {
+		s.abort()
+		return nil, nil, err
+	}
+	a.close(r)
+	r.streamedLines = a.lines
+	r.Reconcile = r.Check()
+	files, err := s.finish(r)
+	return files, r, err
+}
+
+// sinks write the reconciliation's files as lines stream by: the CSV and
+// the JSON to temporary files, the workbook's line sheet through
+// excelize's stream writer; finish adds the summaries and renames them
+// into place.
+type sinks struct {
+	dir, lang string
+	tmp       []string // temporary paths, parallel to Files
+	csvF      *os.File
+	csvB      *bufio.Writer
+	csvW      *csv.Writer
+	jsonF     *os.File
+	jsonB     *bufio.Writer
+	jsonN     int
+	x         *excelize.File
+	sw        *excelize.StreamWriter
+	xrow      int
+	money     int
+}
+
+func openSinks(dir string, r *Reconciliation, lang string) (*sinks, error) {
 	if lang != "en" {
 		lang = "pt"
 	}
-	writers := []func(*bytes.Buffer) error{
-		func(b *bytes.Buffer) error { return writeXLSX(b, r, lang) },
-		func(b *bytes.Buffer) error { return writeCSV(b, r, lang) },
-		func(b *bytes.Buffer) error { return writeHTML(b, r, lang) },
-		func(b *bytes.Buffer) error {
-			e := json.NewEncoder(b)
-			e.SetIndent("", "  ")
-			return e.Encode(r)
-		},
+	s := &sinks{dir: dir, lang: lang}
+	for _, f := range Files {
+		s.tmp = append(s.tmp, filepath.Join(dir, f+".tmp"))
 	}
-	var out []string
-	for i, w := range writers {
-		var b bytes.Buffer
-		if err := w(&b); err != nil {
-			return out, fmt.Errorf("%s: %w", Files[i], err)
+	var err error
+	if s.csvF, err = os.Create(s.tmp[1]); err != nil {
+		return nil, err
+	}
+	s.csvB = bufio.NewWriterSize(s.csvF, 1<<16)
+	s.csvB.WriteString("\uFEFF")
+	s.csvW = csv.NewWriter(s.csvB)
+	s.csvW.Comma, s.csvW.UseCRLF = ';', true
+	if err := s.csvW.Write(lineHeaders(lang)); err != nil {
+		s.abort()
+		return nil, err
+	}
+	if s.jsonF, err = os.Create(s.tmp[3]); err != nil {
+		s.abort()
+		return nil, err
+	}
+	s.jsonB = bufio.NewWriterSize(s.jsonF, 1<<16)
+	head, _ := json.Marshal(struct {
+		RunID    string       `json:"run_id"`
+		JobName  string       `json:"job_name"`
+		Kind     results.Kind `json:"kind"`
+		Service  string       `json:"service"`
+		AsOf     string       `json:"as_of"`
+		SyncedAt string       `json:"synced_at"`
+	}{r.RunID, r.JobName, r.Kind, r.Service, r.AsOf, r.SyncedAt})
+	s.jsonB.Write(head[:len(head)-1])
+	s.jsonB.WriteString(`,"lines":[`)
+	s.x = excelize.NewFile()
+	moneyFmt := "#,##0.00"
+	s.money, _ = s.x.NewStyle(&excelize.Style{CustomNumFmt: &moneyFmt})
+	bold, _ := s.x.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
+	ls := tr(lang, "lines")
+	s.x.SetSheetName("Sheet1", ls)
+	if s.sw, err = s.x.NewStreamWriter(ls); err != nil {
+		s.abort()
+		return nil, err
+	}
+	s.sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"})
+	hdr := make([]any, 0, 18)
+	for _, h := range lineHeaders(lang) {
+		hdr = append(hdr, excelize.Cell{StyleID: bold, Value: h})
+	}
+	s.xrow = 1
+	if err := s.sw.SetRow("A1", hdr); err != nil {
+		s.abort()
+		return nil, err
+	}
+	return s, nil
+}
+
+// line writes one charge to the CSV, the JSON and the workbook.
+func (s *sinks) line(l *Line) error {
+	lang := s.lang
+	parcel := ""
+	if l.Parcel > 0 {
+		parcel = strconv.Itoa(l.Parcel)
+	}
+	bucket := ""
+	if l.Bucket != "" {
+		bucket = tr(lang, l.Bucket)
+	}
+	if err := s.csvW.Write([]string{strconv.Itoa(l.SourceRow), defuse(l.Key), defuse(l.Payer), parcel, l.Charge, csvDate(lang, l.Due),
+		csvMoney(lang, l.Expected), stateText(lang, l.State), l.Status, csvMoney(lang, l.Paid), csvDate(lang, l.PaidOn),
+		methodText(lang, l.Method), strconv.Itoa(l.DaysLate), csvMoney(lang, l.FineInterest), csvMoney(lang, l.Discount),
+		csvMoney(lang, l.Refunded), csvMoney(lang, l.Open), bucket}); err != nil {
+		return err
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	if s.jsonN > 0 {
+		s.jsonB.WriteByte(',')
+	}
+	s.jsonN++
+	s.jsonB.Write(b)
+	var p any
+	if l.Parcel > 0 {
+		p = l.Parcel
+	}
+	m := func(c int64) excelize.Cell { return excelize.Cell{StyleID: s.money, Value: reais(c)} }
+	s.xrow++
+	cell, _ := excelize.CoordinatesToCellName(1, s.xrow)
+	return s.sw.SetRow(cell, []any{l.SourceRow, l.Key, l.Payer, p, l.Charge, l.Due, m(l.Expected), stateText(lang, l.State), l.Status,
+		m(l.Paid), l.PaidOn, methodText(lang, l.Method), l.DaysLate, m(l.FineInterest), m(l.Discount), m(l.Refunded), m(l.Open), bucket})
+}
+
+// finish writes the summaries (the JSON's tail, the workbook's Totais
+// sheet, the HTML) and renames every file into place.
+func (s *sinks) finish(r *Reconciliation) ([]string, error) {
+	fail := func(err error) ([]string, error) { s.abort(); return nil, err }
+	s.csvW.Flush()
+	if err := s.csvW.Error(); err != nil {
+		return fail(err)
+	}
+	if err := s.csvB.Flush(); err != nil {
+		return fail(err)
+	}
+	tail, err := json.Marshal(struct {
+		Totals    Amounts            `json:"totals"`
+		ByMonth   map[string]Amounts `json:"by_due_month"`
+		Aging     map[string]Amounts `json:"aging"`
+		Split     []Recipient        `json:"split,omitempty"`
+		Reconcile Check              `json:"check"`
+	}{r.Totals, r.ByMonth, r.Aging, r.Split, r.Reconcile})
+	if err != nil {
+		return fail(err)
+	}
+	s.jsonB.WriteString("],")
+	s.jsonB.Write(tail[1:])
+	s.jsonB.WriteByte('\n')
+	if err := s.jsonB.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := s.sw.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := summarySheet(s.x, r, s.lang, s.money); err != nil {
+		return fail(err)
+	}
+	xf, err := os.Create(s.tmp[0])
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.x.Write(xf); err != nil {
+		xf.Close()
+		return fail(err)
+	}
+	if err := xf.Close(); err != nil {
+		return fail(err)
+	}
+	var hb bytes.Buffer
+	if err := writeHTML(&hb, r, s.lang); err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(s.tmp[2], hb.Bytes(), 0o644); err != nil {
+		return fail(err)
+	}
+	for _, f := range []*os.File{s.csvF, s.jsonF} {
+		if err := f.Close(); err != nil {
+			return fail(err)
 		}
-		p := filepath.Join(dir, Files[i])
-		if err := writeAtomic(p, b.Bytes()); err != nil {
+	}
+	s.x.Close()
+	var out []string
+	for i, f := range Files {
+		p := filepath.Join(s.dir, f)
+		if err := os.Rename(s.tmp[i], p); err != nil {
 			return out, err
 		}
 		out = append(out, p)
@@ -51,12 +270,19 @@ func Write(dir string, r *Reconciliation, lang string) ([]string, error) {
 	return out, nil
 }
 
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
+// abort removes what was written.
+func (s *sinks) abort() {
+	for _, f := range []*os.File{s.csvF, s.jsonF} {
+		if f != nil {
+			f.Close()
+		}
 	}
-	return os.Rename(tmp, path)
+	if s.x != nil {
+		s.x.Close()
+	}
+	for _, t := range s.tmp {
+		os.Remove(t)
+	}
 }
 
 // label is one text in Portuguese and English.
@@ -168,36 +394,6 @@ func lineHeaders(lang string) []string {
 	return out
 }
 
-// writeCSV writes one line per charge (the sheet programs read), UTF-8
-// with BOM and ";" as Excel in Portuguese opens it.
-func writeCSV(b *bytes.Buffer, r *Reconciliation, lang string) error {
-	b.WriteString("\uFEFF")
-	w := csv.NewWriter(b)
-	w.Comma = ';'
-	w.UseCRLF = true
-	if err := w.Write(lineHeaders(lang)); err != nil {
-		return err
-	}
-	for _, l := range r.Lines {
-		parcel := ""
-		if l.Parcel > 0 {
-			parcel = strconv.Itoa(l.Parcel)
-		}
-		bucket := ""
-		if l.Bucket != "" {
-			bucket = tr(lang, l.Bucket)
-		}
-		if err := w.Write([]string{strconv.Itoa(l.SourceRow), defuse(l.Key), defuse(l.Payer), parcel, l.Charge, csvDate(lang, l.Due),
-			csvMoney(lang, l.Expected), stateText(lang, l.State), l.Status, csvMoney(lang, l.Paid), csvDate(lang, l.PaidOn),
-			methodText(lang, l.Method), strconv.Itoa(l.DaysLate), csvMoney(lang, l.FineInterest), csvMoney(lang, l.Discount),
-			csvMoney(lang, l.Refunded), csvMoney(lang, l.Open), bucket}); err != nil {
-			return err
-		}
-	}
-	w.Flush()
-	return w.Error()
-}
-
 func amountHeaders(lang, first string) []string {
 	h := []string{first}
 	for _, k := range []string{"charges", "expected", "received", "open", "overdue", "cancelled", "refunded", "fine_interest", "discount"} {
@@ -212,23 +408,24 @@ func amountCells(a Amounts) []any {
 
 func reais(c int64) float64 { return float64(c) / 100 }
 
-// writeXLSX writes the workbook: Resumo (totals, months, aging, split and
-// the check), Cobranças (one row per charge). Money is a number in R$.
-func writeXLSX(b *bytes.Buffer, r *Reconciliation, lang string) error {
-	f := excelize.NewFile()
-	defer f.Close()
+// summarySheet adds the Totais sheet (totals, months, aging, split and
+// the check) in front of the lines. Money is a number in R$.
+func summarySheet(f *excelize.File, r *Reconciliation, lang string, money int) error {
 	sum := tr(lang, "totals")
-	f.SetSheetName("Sheet1", sum)
-	moneyFmt := "#,##0.00"
-	money, _ := f.NewStyle(&excelize.Style{CustomNumFmt: &moneyFmt})
+	idx, err := f.NewSheet(sum)
+	if err != nil {
+		return err
+	}
+	f.MoveSheet(sum, tr(lang, "lines"))
+	f.SetActiveSheet(idx)
 	bold, _ := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
 	row := 1
-	put := func(sheet string, cells []any, style int) {
+	put := func(cells []any, style int) {
 		cell, _ := excelize.CoordinatesToCellName(1, row)
-		f.SetSheetRow(sheet, cell, &cells)
+		f.SetSheetRow(sum, cell, &cells)
 		if style != 0 {
 			end, _ := excelize.CoordinatesToCellName(len(cells), row)
-			f.SetCellStyle(sheet, cell, end, style)
+			f.SetCellStyle(sum, cell, end, style)
 		}
 		row++
 	}
@@ -236,68 +433,41 @@ func writeXLSX(b *bytes.Buffer, r *Reconciliation, lang string) error {
 	if !r.Reconcile.OK {
 		check = tr(lang, "not_ok") + ": " + strings.Join(r.Reconcile.Problems, "; ")
 	}
-	put(sum, []any{tr(lang, "title") + " — " + r.JobName + " (" + r.RunID + ")"}, bold)
-	put(sum, []any{tr(lang, "as_of"), r.AsOf, tr(lang, "synced"), r.SyncedAt}, 0)
-	put(sum, []any{check}, bold)
+	put([]any{tr(lang, "title") + " — " + r.JobName + " (" + r.RunID + ")"}, bold)
+	put([]any{tr(lang, "as_of"), r.AsOf, tr(lang, "synced"), r.SyncedAt}, 0)
+	put([]any{check}, bold)
 	row++
-	put(sum, toAny(amountHeaders(lang, "")), bold)
+	put(toAny(amountHeaders(lang, "")), bold)
 	first := row
-	put(sum, append([]any{tr(lang, "totals")}, amountCells(r.Totals)...), 0)
+	put(append([]any{tr(lang, "totals")}, amountCells(r.Totals)...), 0)
 	row++
-	put(sum, toAny(amountHeaders(lang, tr(lang, "month"))), bold)
+	put(toAny(amountHeaders(lang, tr(lang, "month"))), bold)
 	for _, m := range sortedKeys(r.ByMonth) {
-		put(sum, append([]any{m}, amountCells(r.ByMonth[m])...), 0)
+		put(append([]any{m}, amountCells(r.ByMonth[m])...), 0)
 	}
 	row++
-	put(sum, toAny(amountHeaders(lang, tr(lang, "bucket"))), bold)
+	put(toAny(amountHeaders(lang, tr(lang, "bucket"))), bold)
 	for _, k := range Buckets {
 		if a, ok := r.Aging[k]; ok {
-			put(sum, append([]any{tr(lang, k)}, amountCells(a)...), 0)
+			put(append([]any{tr(lang, k)}, amountCells(a)...), 0)
 		}
 	}
 	if len(r.Split) > 0 {
 		row++
-		put(sum, []any{tr(lang, "recipient"), tr(lang, "expected"), tr(lang, "received")}, bold)
-		for _, s := range r.Split {
-			name := s.Recipient
-			if s.Own {
+		put([]any{tr(lang, "recipient"), tr(lang, "expected"), tr(lang, "received")}, bold)
+		for _, sp := range r.Split {
+			name := sp.Recipient
+			if sp.Own {
 				name = tr(lang, "own")
 			}
-			put(sum, []any{name, reais(s.Expected), reais(s.Received)}, 0)
+			put([]any{name, reais(sp.Expected), reais(sp.Received)}, 0)
 		}
 	}
 	end, _ := excelize.CoordinatesToCellName(10, row)
 	start, _ := excelize.CoordinatesToCellName(3, first)
 	f.SetCellStyle(sum, start, end, money)
 	f.SetColWidth(sum, "A", "A", 26)
-	f.SetColWidth(sum, "B", "J", 15)
-
-	ls := tr(lang, "lines")
-	f.NewSheet(ls)
-	row = 1
-	put(ls, toAny(lineHeaders(lang)), bold)
-	for _, l := range r.Lines {
-		var parcel any
-		if l.Parcel > 0 {
-			parcel = l.Parcel
-		}
-		bucket := ""
-		if l.Bucket != "" {
-			bucket = tr(lang, l.Bucket)
-		}
-		put(ls, []any{l.SourceRow, l.Key, l.Payer, parcel, l.Charge, l.Due, reais(l.Expected), stateText(lang, l.State), l.Status,
-			reais(l.Paid), l.PaidOn, methodText(lang, l.Method), l.DaysLate, reais(l.FineInterest), reais(l.Discount), reais(l.Refunded),
-			reais(l.Open), bucket}, 0)
-	}
-	for _, col := range []string{"G", "J", "N", "O", "P", "Q"} {
-		f.SetCellStyle(ls, col+"2", fmt.Sprintf("%s%d", col, row), money)
-	}
-	f.SetPanes(ls, &excelize.Panes{Freeze: true, Split: false, XSplit: 0, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"})
-	w := bufio.NewWriter(b)
-	if err := f.Write(w); err != nil {
-		return err
-	}
-	return w.Flush()
+	return f.SetColWidth(sum, "B", "J", 15)
 }
 
 func toAny(ss []string) []any {
