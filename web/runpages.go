@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"remessa/pipeline"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/reports"
 )
 
 // planView is the plan page's data.
@@ -239,58 +239,19 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, ss *session) {
 // readResultsPage reads results.json as a stream, keeping the totals and
 // only the rows [from, from+n) (a 100,000-row run is never held whole).
 func readResultsPage(path string, from, n int) (*results.Totals, []results.Row, int, error) {
-	f, err := os.Open(path)
+	var rows []results.Row
+	count := 0
+	res, err := reports.EachRow(path, nil, func(r *results.Row) error {
+		if count >= from && count < from+n {
+			rows = append(rows, *r)
+		}
+		count++
+		return nil
+	})
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	defer f.Close()
-	dec := json.NewDecoder(f)
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil, 0, errors.New("results.json ilegível")
-	}
-	var tot results.Totals
-	var rows []results.Row
-	count := 0
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		switch t {
-		case "totals":
-			if err := dec.Decode(&tot); err != nil {
-				return nil, nil, 0, err
-			}
-		case "rows":
-			if _, err := dec.Token(); err != nil {
-				return nil, nil, 0, err
-			}
-			for dec.More() {
-				if count >= from && count < from+n {
-					var row results.Row
-					if err := dec.Decode(&row); err != nil {
-						return nil, nil, 0, err
-					}
-					rows = append(rows, row)
-				} else {
-					var skip json.RawMessage
-					if err := dec.Decode(&skip); err != nil {
-						return nil, nil, 0, err
-					}
-				}
-				count++
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, nil, 0, err
-			}
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, nil, 0, err
-			}
-		}
-	}
-	return &tot, rows, count, nil
+	return &res.Totals, rows, count, nil
 }
 
 // runFiles lists the downloads of a run folder: the reports, the results
