@@ -122,7 +122,7 @@ func runSandboxPay(args []string, stdout, stderr io.Writer) int {
 	var cf controlFlags
 	cf.bind(fs)
 	fs.StringVar(&cf.payee, "payee-code", "", "conta dona da cobrança (payee_code); padrão: a dona")
-	value := fs.String("value", "", "valor pago (\"R$ 1.234,56\", \"1234,56\" ou \"1234.56\"); padrão: o valor da cobrança")
+	value := fs.String("value", "", "valor pago (\"R$ 1.234,56\", \"1234,56\" ou \"1234.56\"); padrão: o que o pagador deve na data (boleto e parcela: valor com multa, juros e desconto condicional do dia; Pix com vencimento: valor final com multa, juros, abatimento e desconto)")
 	date := fs.String("date", "", "data do pagamento (\"10/03/2026\" ou \"2026-03-10\"); padrão: hoje no sandbox; não depois de hoje nem antes da criação da cobrança")
 	pos, code, ok := cf.parse(fs, payCmd, args, stderr)
 	if !ok {
@@ -171,7 +171,7 @@ func runSandboxPay(args []string, stdout, stderr io.Writer) int {
 			valor = rules.FormatPixAmount(cents)
 		}
 		r, err := c.PayPix(ctx, pos[1], valor)
-		return controlDone(payCmd.Name, stdout, stderr, cf.format, r, fmt.Sprintf("Pix recebido: txid %s, valor %s, endToEndId %s", r.Txid, r.Valor, r.EndToEndID), err)
+		return controlDone(payCmd.Name, stdout, stderr, cf.format, r, pixPayText(r), err)
 	case "parcel":
 		id, ok1 := positiveID(payCmd.Name, "carnê", pos[1], stderr)
 		p, ok2 := positiveID(payCmd.Name, "parcela", pos[2], stderr)
@@ -195,7 +195,46 @@ func payText(r control.PayResult) string {
 	if r.CarnetID != 0 {
 		what = fmt.Sprintf("parcela %d do carnê %d (cobrança %d)", r.Parcel, r.CarnetID, r.ChargeID)
 	}
-	return fmt.Sprintf("%s paga: %s em %s", what, rules.FormatBRL(r.Value), r.PaidAt)
+	s := fmt.Sprintf("%s paga: %s em %s", what, rules.FormatBRL(r.Value), r.PaidAt)
+	var parts []string
+	if r.Discount > 0 {
+		parts = append(parts, "desconto "+rules.FormatBRL(r.Discount))
+	}
+	if r.Fine > 0 {
+		parts = append(parts, "multa "+rules.FormatBRL(r.Fine))
+	}
+	if r.Interest > 0 {
+		parts = append(parts, fmt.Sprintf("juros %s (%d dias)", rules.FormatBRL(r.Interest), r.DaysLate))
+	}
+	if r.Owed > 0 && (r.Owed != r.Value || len(parts) > 0) {
+		s += " (devido " + rules.FormatBRL(r.Owed)
+		if len(parts) > 0 {
+			s += ": " + strings.Join(parts, ", ")
+		}
+		s += ")"
+	}
+	return s
+}
+
+func pixPayText(r control.PixPayResult) string {
+	s := fmt.Sprintf("Pix recebido: txid %s, valor %s, endToEndId %s", r.Txid, r.Valor, r.EndToEndID)
+	var parts []string
+	for _, p := range []struct{ name, v string }{{"abatimento", r.Abatimento}, {"desconto", r.Desconto}, {"multa", r.Multa}, {"juros", r.Juros}} {
+		if p.v != "" {
+			parts = append(parts, p.name+" "+p.v)
+		}
+	}
+	if r.DiasAtraso > 0 {
+		parts = append(parts, fmt.Sprintf("%d dias de atraso", r.DiasAtraso))
+	}
+	if r.Devido != "" && (r.Devido != r.Valor || len(parts) > 0) {
+		s += fmt.Sprintf(" (devido %s; original %s", r.Devido, r.Original)
+		if len(parts) > 0 {
+			s += ", " + strings.Join(parts, ", ")
+		}
+		s += ")"
+	}
+	return s
 }
 
 func runSandboxRefund(args []string, stdout, stderr io.Writer) int {

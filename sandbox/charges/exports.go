@@ -2,6 +2,7 @@ package charges
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -9,18 +10,48 @@ import (
 	"remessa/rules"
 )
 
-// PaySlip records the payment of a slip, a carnet parcel or a card charge
-// (the bank or acquirer confirmation the sandbox simulates): the charge
-// goes to paid with paidCents as its paid value and paidDate as
-// received_by_bank_at, and the change is notified with value and
-// received_by_bank_at. Allowed from waiting, unpaid, link (paid through the
-// payment link) and, for slips, canceled (a slip printed before the
-// cancellation and paid at a branch). A slip past its days_to_write_off is
-// refused. Account is the internal account id (auth.Account.ID).
+// PaySlip records the payment of paidCents (> 0) on a slip, a carnet
+// parcel or a card charge: Pay with an explicit value.
 func (m *Module) PaySlip(ctx context.Context, account string, chargeID int64, paidCents int64, paidDate time.Time) error {
 	if paidCents <= 0 {
 		return invalid("/value", "o valor pago deve ser positivo (recebido %d)", paidCents)
 	}
+	_, err := m.Pay(ctx, account, chargeID, paidCents, paidDate)
+	return err
+}
+
+// SlipPayment is what Pay recorded: Value came in; Owed is what the payer
+// owed on the payment date (rules.SlipAmountDue's Total for a slip or
+// parcel, the total for a card or payment-link charge) and Discount, Fine,
+// Interest and DaysLate its parts.
+type SlipPayment struct {
+	Value    int64
+	Owed     int64
+	Discount int64 // conditional discount granted on the day (the unconditional one is already off the total)
+	Fine     int64
+	Interest int64
+	DaysLate int
+}
+
+// Pay records the payment of a slip, a carnet parcel or a card charge
+// (the bank or acquirer confirmation the sandbox simulates): the charge
+// goes to paid with the paid value and paidDate as received_by_bank_at,
+// and the change is notified with value and received_by_bank_at.
+// paidCents 0 pays what the payer owes on paidDate's São Paulo date: for a
+// slip, rules.SlipAmountDue on the charge total (which already has the
+// unconditional discount off) with the slip's fine, interest,
+// days_to_write_off and conditional discount; for a card or link charge,
+// the total. Allowed from waiting, unpaid, link (paid through the payment
+// link) and, for slips, canceled (a slip printed before the cancellation
+// and paid at a branch). A slip paid after its last payable day
+// (rules.SlipCharge.LastPayable: due + days_to_write_off, never before the
+// adjusted due date) is refused with CodeWrittenOff, whatever the value.
+// Account is the internal account id (auth.Account.ID).
+func (m *Module) Pay(ctx context.Context, account string, chargeID int64, paidCents int64, paidDate time.Time) (SlipPayment, error) {
+	if paidCents < 0 {
+		return SlipPayment{}, invalid("/value", "o valor pago deve ser positivo (recebido %d)", paidCents)
+	}
+	var out SlipPayment
 	_, e := m.mutateCharge(ctx, account, chargeID, func(u *update, c *Charge) *Error {
 		billet := c.Payment != nil && c.Payment.Billet != nil
 		switch {
@@ -30,31 +61,74 @@ func (m *Module) PaySlip(ctx context.Context, account string, chargeID int64, pa
 			return errf(CodeCannotPay, "invalid_status", "Não é possível registrar pagamento de uma cobrança com status [%s]", c.Status)
 		}
 		day := rules.Today(paidDate)
-		if billet && c.Payment.Billet.Configurations.DaysToWriteOff != nil {
-			due, _ := rules.ParseISODate(c.Payment.Billet.ExpireAt)
-			limit := due.AddDate(0, 0, int(*c.Payment.Billet.Configurations.DaysToWriteOff))
-			if day.After(limit) {
-				return errf(CodeWrittenOff, "billet_written_off", "O boleto da cobrança %d foi baixado em %s (days_to_write_off) e não pode mais ser pago", c.ID, limit.Format(dateLayout))
+		out = SlipPayment{Owed: c.Total}
+		if billet {
+			sc, e := m.slipOwed(c, day)
+			if e != nil {
+				return e
 			}
+			out = SlipPayment{Owed: sc.Total, Discount: sc.Discount, Fine: sc.Fine, Interest: sc.Interest, DaysLate: sc.DaysLate}
+		}
+		out.Value = paidCents
+		if out.Value == 0 {
+			out.Value = out.Owed
+		}
+		if out.Value <= 0 {
+			return invalid("/value", "nada a pagar em %s: o valor devido é zero", day.Format(dateLayout))
 		}
 		if c.Status == StatusLink {
 			c.ViaLink = true
 		}
-		c.PaidValue, c.PaidAt, c.ReceivedByBank = paidCents, u.now, day.Format(dateLayout)
-		msg := "Pagamento confirmado: " + rules.FormatBRL(paidCents)
+		paid := out.Value
+		c.PaidValue, c.PaidAt, c.ReceivedByBank = paid, u.now, day.Format(dateLayout)
+		msg := "Pagamento confirmado: " + rules.FormatBRL(paid)
 		if c.Status == StatusCanceled {
-			msg = "Pagamento confirmado de boleto impresso antes do cancelamento: " + rules.FormatBRL(paidCents)
+			msg = "Pagamento confirmado de boleto impresso antes do cancelamento: " + rules.FormatBRL(paid)
 		}
 		u.setStatus(c, StatusPaid, msg, func(ch *Change) {
-			ch.Value = ptr(paidCents)
+			ch.Value = ptr(paid)
 			ch.ReceivedByBankAt = c.ReceivedByBank
 		})
 		return nil
 	})
 	if e != nil {
-		return e
+		return SlipPayment{}, e
 	}
-	return nil
+	return out, nil
+}
+
+// slipOwed is what the payer of slip c owes on day, by rules.SlipAmountDue
+// with the slip's terms; a day after the last payable one is refused
+// (CodeWrittenOff). c.Total already has the unconditional discount taken
+// off (see attachBillet, and the carnet parcels), so it is passed with Discount nil.
+func (m *Module) slipOwed(c *Charge, day time.Time) (rules.SlipCharge, *Error) {
+	b := c.Payment.Billet
+	due, err := rules.ParseISODate(b.ExpireAt)
+	if err != nil {
+		return rules.SlipCharge{}, errInternal
+	}
+	t := rules.SlipTerms{Fine: b.Configurations.Fine, Interest: b.Configurations.Interest}
+	if w := b.Configurations.DaysToWriteOff; w != nil {
+		n := int(*w)
+		t.DaysToWriteOff = &n
+	}
+	if cd := b.ConditionalDiscount; cd != nil {
+		until, err := rules.ParseISODate(cd.UntilDate)
+		if err != nil {
+			return rules.SlipCharge{}, errInternal
+		}
+		t.ConditionalDiscount = &rules.SlipConditionalDiscount{Type: cd.Type, Value: cd.Value, Until: until}
+	}
+	sc, err := rules.SlipAmountDue(c.Total, t, due, day)
+	switch {
+	case errors.Is(err, rules.ErrNotPayable):
+		return sc, errf(CodeWrittenOff, "billet_written_off", "O boleto da cobrança %d vencido em %s foi baixado: o último dia de pagamento era %s (days_to_write_off %d); pagamento em %s recusado",
+			c.ID, due.Format(dateLayout), sc.LastPayable.Format(dateLayout), *t.DaysToWriteOff, day.Format(dateLayout))
+	case err != nil:
+		m.log.Error().Err(err).Int64("charge_id", c.ID).Msg("slip terms")
+		return sc, errInternal
+	}
+	return sc, nil
 }
 
 // RefundCard refunds cents (0 = everything not yet refunded) of a paid card

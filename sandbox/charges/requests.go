@@ -546,16 +546,23 @@ func validCondDiscount(d *condDiscountReq, p string) (*ConditionalDiscount, *Err
 	return &ConditionalDiscount{Type: base.Type, Value: base.Value, UntilDate: *d.UntilDate}, nil
 }
 
-// discountCents is the discount on total (percentage rounded half up).
-func discountCents(d *Discount, total int64) int64 {
+// discountCents is discount d on value cents as rules.SlipAmountDue
+// computes it (a percentage rounded half up, never more than value): the
+// same arithmetic the payment control uses (and the reconciliation is to).
+func discountCents(d *Discount, value int64) int64 {
 	if d == nil {
 		return 0
 	}
-	if d.Type == "currency" {
-		return d.Value
+	// The dates do not matter for an unconditional discount.
+	c, err := rules.SlipAmountDue(value, rules.SlipTerms{Discount: &rules.SlipDiscount{Type: d.Type, Value: d.Value}}, discountDay, discountDay)
+	if err != nil { // terms validated before: only a negative value
+		return value
 	}
-	return (total*d.Value + 5000) / 10000
+	return c.Discount
 }
+
+// discountDay is any business day.
+var discountDay = time.Date(2026, time.March, 2, 0, 0, 0, 0, time.UTC)
 
 func validConfig(c *configReq, p string, allowWriteOff bool) (Configurations, *Error) {
 	var out Configurations

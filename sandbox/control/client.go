@@ -53,12 +53,21 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// PixPayResult is the answer of POST /sandbox/pix/pay.
+// PixPayResult is the answer of POST /sandbox/pix/pay: Valor came in,
+// Devido was owed that day (valor final = Original − Abatimento −
+// Desconto + Multa + Juros), DiasAtraso the days juros counted.
 type PixPayResult struct {
 	EndToEndID string `json:"endToEndId"`
 	Txid       string `json:"txid"`
 	Valor      string `json:"valor"`
 	Horario    string `json:"horario"`
+	Devido     string `json:"devido,omitempty"`
+	Original   string `json:"original,omitempty"`
+	Abatimento string `json:"abatimento,omitempty"`
+	Desconto   string `json:"desconto,omitempty"`
+	Multa      string `json:"multa,omitempty"`
+	Juros      string `json:"juros,omitempty"`
+	DiasAtraso int    `json:"diasAtraso,omitempty"`
 }
 
 // Clock returns the sandbox's clock.

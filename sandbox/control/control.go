@@ -5,7 +5,7 @@
 //	GET  /sandbox/clock                              the sandbox's now and offset
 //	POST /sandbox/clock/advance                      {"duration":"48h"|"3d"} or {"to":"2027-03-01"}
 //	POST /sandbox/tick                               apply due dates and deliver due notifications now
-//	POST /sandbox/charges/{id}/pay                   {"value"?: cents, "paid_at"?: "YYYY-MM-DD"}
+//	POST /sandbox/charges/{id}/pay                   {"value"?: cents, "paid_at"?: "YYYY-MM-DD"}; no value: what is owed that day
 //	POST /sandbox/carnets/{id}/parcels/{n}/pay       same body
 //	POST /sandbox/cards/{id}/refund                  {"value"?: cents}
 //
@@ -33,6 +33,7 @@ import (
 
 	"remessa/rules"
 	"remessa/sandbox/auth"
+	"remessa/sandbox/charges"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/httpx"
 	"remessa/sandbox/module"
@@ -49,7 +50,9 @@ func init() {
 // (*charges.Module implements it).
 type Charges interface {
 	Tick(ctx context.Context) error
-	PaySlip(ctx context.Context, account string, chargeID int64, paidCents int64, paidDate time.Time) error
+	// Pay records a payment of paidCents (0 = what the payer owes on
+	// paidDate) and reports what came in and what was owed.
+	Pay(ctx context.Context, account string, chargeID int64, paidCents int64, paidDate time.Time) (charges.SlipPayment, error)
 	RefundCard(ctx context.Context, account string, chargeID int64, cents int64) error
 	ChargeAccount(id int64) (string, bool)
 }

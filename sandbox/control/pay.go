@@ -16,8 +16,11 @@ import (
 )
 
 // PayRequest is the body of the pay routes (all optional): Value is the
-// paid amount in cents (default: the charge's total), PaidAt the civil
-// date the bank received it (default: the sandbox's today).
+// paid amount in cents (default: what the payer owes on the payment date —
+// for a slip or parcel the total with the fine, interest and conditional
+// discount of that day by rules.SlipAmountDue; for a card charge its
+// total), PaidAt the civil date the bank received it (default: the
+// sandbox's today).
 type PayRequest struct {
 	Value  *int64 `json:"value,omitempty"`
 	PaidAt string `json:"paid_at,omitempty"`
@@ -29,7 +32,10 @@ type RefundRequest struct {
 	Value *int64 `json:"value,omitempty"`
 }
 
-// PayResult is the answer of a successful pay or refund.
+// PayResult is the answer of a successful pay or refund. For a payment,
+// Value is what came in and Owed what the payer owed on PaidAt (equal
+// when no value was given), with its parts: the conditional Discount
+// granted that day, Fine and Interest for DaysLate days.
 type PayResult struct {
 	ChargeID int64  `json:"charge_id"`
 	CarnetID int64  `json:"carnet_id,omitempty"`
@@ -37,6 +43,11 @@ type PayResult struct {
 	Value    int64  `json:"value"`
 	PaidAt   string `json:"paid_at,omitempty"`
 	Status   string `json:"status"`
+	Owed     int64  `json:"owed,omitempty"`
+	Discount int64  `json:"discount,omitempty"`
+	Fine     int64  `json:"fine,omitempty"`
+	Interest int64  `json:"interest,omitempty"`
+	DaysLate int    `json:"days_late,omitempty"`
 }
 
 // decodeOptional decodes a JSON body that may be empty.
@@ -187,7 +198,7 @@ func (m *Module) handlePayParcel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (m *Module) pay(w http.ResponseWriter, r *http.Request, c Charges, account string, doc *charges.Charge, req PayRequest) {
-	value := doc.Total
+	var value int64 // 0: what the payer owes that day
 	if req.Value != nil {
 		value = *req.Value
 		if value <= 0 || value > maxPaidCents {
@@ -213,12 +224,14 @@ func (m *Module) pay(w http.ResponseWriter, r *http.Request, c Charges, account 
 			req.PaidAt, doc.ID, created.Format("2006-01-02"))
 		return
 	}
-	if err := c.PaySlip(r.Context(), account, doc.ID, value, at); err != nil {
+	p, err := c.Pay(r.Context(), account, doc.ID, value, at)
+	if err != nil {
 		m.refused(w, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, PayResult{ChargeID: doc.ID, CarnetID: doc.CarnetID, Parcel: doc.Parcel, Value: value,
-		PaidAt: rules.Today(at).Format("2006-01-02"), Status: charges.StatusPaid})
+	httpx.WriteJSON(w, http.StatusOK, PayResult{ChargeID: doc.ID, CarnetID: doc.CarnetID, Parcel: doc.Parcel, Value: p.Value,
+		PaidAt: rules.Today(at).Format("2006-01-02"), Status: charges.StatusPaid,
+		Owed: p.Owed, Discount: p.Discount, Fine: p.Fine, Interest: p.Interest, DaysLate: p.DaysLate})
 }
 
 func (m *Module) handleRefund(w http.ResponseWriter, r *http.Request) {

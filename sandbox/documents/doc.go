@@ -234,29 +234,6 @@ func (s Slip) Instructions() []string {
 	return out
 }
 
-// DiscountCents returns the discount in cents the payer gets when paying on
-// or before day (the largest discount still valid); 0 when none.
-func (s Slip) DiscountCents(day time.Time) int64 {
-	var best int64
-	for _, d := range s.Discounts {
-		until := s.DueDate
-		if !d.Until.IsZero() {
-			until = d.Until
-		}
-		if !day.IsZero() && day.After(until) {
-			continue
-		}
-		v := d.Value
-		if d.Type == "percentage" {
-			v = s.ValueCents * d.Value / 10000
-		}
-		if v > best {
-			best = v
-		}
-	}
-	return best
-}
-
 func statusStamp(status string) string {
 	switch status {
 	case "paid":

@@ -87,20 +87,33 @@ var (
 	ErrNotPayable     = errors.New("pix: cobrança não pode ser paga")
 )
 
-// PayResult is the answer of POST /sandbox/pix/pay.
+// PayResult is the answer of POST /sandbox/pix/pay: Valor is what came
+// in (the received Pix), Devido what the payer owed today (valor final:
+// Original − Abatimento − Desconto + Multa + Juros, rules.CobvAmountDue;
+// equal to Valor when no valor was given), DiasAtraso the days juros
+// counted.
 type PayResult struct {
 	EndToEndID string `json:"endToEndId"`
 	Txid       string `json:"txid"`
 	Valor      string `json:"valor"`
 	Horario    string `json:"horario"`
+	Devido     string `json:"devido,omitempty"`
+	Original   string `json:"original,omitempty"`
+	Abatimento string `json:"abatimento,omitempty"`
+	Desconto   string `json:"desconto,omitempty"`
+	Multa      string `json:"multa,omitempty"`
+	Juros      string `json:"juros,omitempty"`
+	DiasAtraso int    `json:"diasAtraso,omitempty"`
 }
 
 // Pay simulates the payment of a cob or cobv of account, found by txid or
 // by its BR Code (pixCopiaECola): it creates the received Pix, sets the
 // charge CONCLUIDA and queues the webhook of the charge's key. cents 0
-// pays the amount due: valor.original for a cob; for a cobv, abatimento,
-// desconto, multa and juros applied on the sandbox clock's São Paulo date
-// (see amountDue). It returns the new endToEndId. account "" searches
+// pays the amount due: valor.original for a cob; for a cobv,
+// rules.CobvAmountDue (abatimento, desconto, multa and juros) on the
+// sandbox clock's São Paulo date (see owed). A cobv past due +
+// validadeAposVencimento is refused whatever the value. It returns the
+// new endToEndId. account "" searches
 // every account (the txid must then be unambiguous).
 func (m *Module) Pay(ctx context.Context, account, txidOrBRCode string, cents int64) (string, error) {
 	r, err := m.pay(ctx, account, txidOrBRCode, cents)
@@ -161,25 +174,22 @@ func (m *Module) pay(ctx context.Context, account, ref string, cents int64) (*Pa
 		if now.After(c.Created.Add(time.Duration(exp) * time.Second)) {
 			return nil, fmt.Errorf("%w: cobrança %s expirada", ErrNotPayable, c.Body.Txid)
 		}
-	case kindCobV:
-		due, err := rules.ParseISODate(c.Body.Calendario.DataDeVencimento)
-		if err == nil {
-			days := defaultValidadeApos
-			if c.Body.Calendario.ValidadeAposVencimento != nil {
-				days = *c.Body.Calendario.ValidadeAposVencimento
-			}
-			if rules.Today(now).After(due.AddDate(0, 0, days)) {
-				return nil, fmt.Errorf("%w: cobrança %s vencida há mais de %d dias", ErrNotPayable, c.Body.Txid, days)
-			}
-		}
+	}
+	// What the payer owes today (a cobv: rules.CobvAmountDue); a cobv past
+	// its validity is refused whatever the value.
+	due, err := owed(c, rules.Today(now))
+	if err != nil {
+		return nil, err
 	}
 	if cents == 0 {
-		cents = amountDue(c, rules.Today(now))
+		if cents = due.Final; cents <= 0 {
+			return nil, fmt.Errorf("%w: cobrança %s: nada a pagar hoje (valor final %s)", ErrNotPayable, c.Body.Txid, rules.FormatPixAmount(due.Final))
+		}
 	}
 	a := m.accts[accID]
 	var rec *received
 	nc := *c
-	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+	err = m.st.Tx(ctx, func(tx *store.Tx) error {
 		e2e, err := e2eID(tx, 'E', now)
 		if err != nil {
 			return err
@@ -203,7 +213,17 @@ func (m *Module) pay(ctx context.Context, account, ref string, cents int64) (*Pa
 	}
 	a.pix[rec.Body.EndToEndID] = rec
 	a.charges[c.Body.Txid] = &nc
-	return &PayResult{EndToEndID: rec.Body.EndToEndID, Txid: c.Body.Txid, Valor: rec.Body.Valor, Horario: rec.Body.Horario}, nil
+	res := &PayResult{EndToEndID: rec.Body.EndToEndID, Txid: c.Body.Txid, Valor: rec.Body.Valor, Horario: rec.Body.Horario,
+		Devido: rules.FormatPixAmount(due.Final), Original: rules.FormatPixAmount(due.Original), DiasAtraso: due.DaysLate}
+	for _, p := range []struct {
+		dst   *string
+		cents int64
+	}{{&res.Abatimento, due.Abatimento}, {&res.Desconto, due.Desconto}, {&res.Multa, due.Multa}, {&res.Juros, due.Juros}} {
+		if p.cents > 0 {
+			*p.dst = rules.FormatPixAmount(p.cents)
+		}
+	}
+	return res, nil
 }
 
 // getPix handles GET /v2/pix/{e2eId}.
