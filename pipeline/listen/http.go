@@ -79,9 +79,6 @@ func (l *Listener) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "não foi possível guardar a entrega", http.StatusInternalServerError)
 			return
 		}
-		if l.opts.AfterRecord != nil {
-			l.opts.AfterRecord()
-		}
 		select {
 		case l.kick <- struct{}{}:
 		default:

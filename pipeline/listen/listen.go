@@ -45,10 +45,6 @@ type Options struct {
 	// Logf, when set, receives one line per applied, orphaned or failed
 	// item.
 	Logf func(format string, args ...any)
-	// AfterRecord, when set, is called after a delivery was committed to
-	// the inbox and before it is answered (tests: kill the listener
-	// between receipt and apply).
-	AfterRecord func()
 }
 
 func (o *Options) now() time.Time {
