@@ -185,6 +185,9 @@ func (c *Client) PaymentToken(ctx context.Context, payeeCode string, card CardDa
 	if err != nil {
 		return nil, fmt.Errorf("api: encode card data: %w", err)
 	}
+	// The real service decrypts card data with RSA PKCS #1 v1.5: its
+	// tokenization scheme, which a client cannot choose.
+	//lint:ignore SA1019 the real service's card tokenization is PKCS #1 v1.5
 	cipher, err := rsa.EncryptPKCS1v15(rand.Reader, rsaKey, plain)
 	if err != nil {
 		return nil, fmt.Errorf("api: encrypt card data: %w", err)

@@ -71,7 +71,7 @@ func TestMutualTLS(t *testing.T) {
 	pool.AddCert(p.caCert)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(r.TLS.PeerCertificates) == 0 {
-			http.Error(w, "no client cert", 403)
+			http.Error(w, "no client cert", http.StatusForbidden)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

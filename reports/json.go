@@ -14,13 +14,12 @@ import (
 // are encoded one at a time; the bytes are those of encoding the whole value
 // at once (tested).
 type jsonSink struct {
-	w       io.Writer
-	file    *atomicFile // when writing a file
-	buf     bytes.Buffer
-	enc     *json.Encoder
-	null    bool // rows is null, not a list
-	n       int
-	started bool
+	w    io.Writer
+	file *atomicFile // when writing a file
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	null bool // rows is null, not a list
+	n    int
 }
 
 var jsonRowsMarker = []byte("\n  \"rows\": null")

@@ -14,7 +14,6 @@ package web
 //	status = browserClick(t, ctx, "form[action='/sair'] button") // click what navigates; waits; status
 //	browserTap(t, ctx, "input[name=kind][value=carnets]")        // click what does not navigate (radio, checkbox)
 //	browserWait(t, ctx, ".badge.done")       // wait (up to 15 s) until a selector is visible
-//	browserWaitText(t, ctx, "[data-k=status]", "concluída", time.Minute) // poll a self-updating page
 //	browserType(t, ctx, "input[name=x]", "text"); browserSelect(t, ctx, "select[name=y]", "v")
 //	browserUpload(t, ctx, "input[type=file]", "/abs/planilha.xlsx")
 //	browserText(t, ctx, "h1"), browserHas(t, ctx, ".error"), browserPath(t, ctx)
@@ -278,29 +277,6 @@ func browserWait(t testing.TB, ctx context.Context, sel string) {
 	defer cancel()
 	if err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
 		t.Fatalf("wait for %s on %s: %v", sel, browserPath(t, ctx), err)
-	}
-}
-
-// browserWaitText waits up to timeout for the text of the first element
-// matching sel to contain want (for pages that update themselves, as a
-// run's progress does) and returns that text.
-func browserWaitText(t testing.TB, ctx context.Context, sel, want string, timeout time.Duration) string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	expr := "(e => e ? e.innerText : null)(document.querySelector(" + jsString(sel) + "))"
-	last := "(no such element)"
-	for {
-		// a page that reloads itself can be between documents: retry
-		if v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](expr)); err == nil && v != nil {
-			last = strings.TrimSpace(*v)
-			if strings.Contains(last, want) {
-				return last
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Fatalf("waited %v for %s on %s to contain %q; it shows %q", timeout, sel, browserPath(t, ctx), want, last)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

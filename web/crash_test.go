@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -198,11 +197,8 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 func crashBuildRemessa(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "remessa")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		goTool = "go"
-	}
-	cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/remessa")
+	// go test puts the go command of its own GOROOT first on PATH.
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/remessa")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -262,10 +262,6 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 // msgInternal is what a user sees of an unexpected failure.
 const msgInternal = "Algo deu errado do nosso lado. Nada foi perdido; tente de novo. Se continuar, avise o administrador."
 
-type ctxKey int
-
-const sessionKey ctxKey = 0
-
 // guard serves h to a signed-in user whose role allows need. A request
 // that changes anything (any method but GET and HEAD) must carry the
 // session's CSRF token. Without a session a page redirects to the sign-in

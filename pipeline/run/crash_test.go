@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,11 +66,8 @@ func buildBinary() {
 		return
 	}
 	binPath = filepath.Join(dir, "remessa")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		goTool = "go"
-	}
-	cmd := exec.Command(goTool, "build", "-o", binPath, "remessa/cmd/remessa")
+	// go test puts the go command of its own GOROOT first on PATH.
+	cmd := exec.Command("go", "build", "-o", binPath, "remessa/cmd/remessa")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		binErr = fmt.Errorf("go build: %v\n%s", err, out)
 	}

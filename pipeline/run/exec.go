@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -977,8 +975,3 @@ func (c *crasher) at(phase string) {
 		killSelf()
 	}
 }
-
-// sandboxDataPath is where the embedded sandbox of a run keeps its data.
-func sandboxDataPath(m Meta) string { return filepath.Clean(m.SandboxDir) }
-
-var _ = io.Discard

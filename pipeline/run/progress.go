@@ -25,7 +25,6 @@ type progress struct {
 	adopt                 int
 	nbatch, bdone         int
 	started               time.Time
-	last                  time.Time
 	stopTick              chan struct{}
 	wg                    sync.WaitGroup
 

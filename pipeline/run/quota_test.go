@@ -32,7 +32,7 @@ func TestConfiguredQuota(t *testing.T) {
 	if out.Stop == nil || out.ExitCode() != 3 || !strings.Contains(out.Stop.Error(), "cota") {
 		t.Fatalf("want a quota stop with exit 3, got %v exit %d", out.Stop, out.ExitCode())
 	}
-	if out.Stop.ResumeAt.IsZero() || out.Stop.ResumeAt.Before(time.Now()) || out.Stop.ResumeAt.Sub(time.Now()) > 24*time.Hour {
+	if out.Stop.ResumeAt.IsZero() || out.Stop.ResumeAt.Before(time.Now()) || time.Until(out.Stop.ResumeAt) > 24*time.Hour {
 		t.Fatalf("resume time %v", out.Stop.ResumeAt)
 	}
 	res := loadResults(t, out.Dir)

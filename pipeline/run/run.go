@@ -566,8 +566,6 @@ func (r redactWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var errNotFound = errors.New("not found")
-
 // writeResults writes results.json (atomically) and the reports.
 func writeResults(dir string, r *results.Results, m Meta) ([]string, error) {
 	// results.json first and on its own: the other reports are written

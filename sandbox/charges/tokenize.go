@@ -274,6 +274,9 @@ func (m *Module) tokenize(ctx context.Context, account, data string) (*PaymentTo
 		m.log.Error().Err(err).Msg("tokenization key")
 		return nil, errInternal
 	}
+	// PKCS #1 v1.5, as the real service's tokenization: clients (its JS
+	// library, api.Client) encrypt with it.
+	//lint:ignore SA1019 the real service's card tokenization is PKCS #1 v1.5
 	plain, err := rsa.DecryptPKCS1v15(nil, k.priv, cipher)
 	if err != nil {
 		return nil, invalid("/data", "Não foi possível decifrar os dados do cartão com a chave pública desta conta (GET /v1/pubkey)")

@@ -75,7 +75,7 @@ func TestQuotaSurvivesRestart(t *testing.T) {
 	// 03:00 UTC of the 11th is 00:00 in São Paulo: a new day.
 	clk.Set(time.Date(2026, 3, 11, 3, 0, 0, 0, time.UTC))
 	inj, st = open()
-	defer st.Close()
+	defer func() { st.Close() }() // the store open at the end
 	h = quotaHandler(inj)
 	if n := inj.QuotaUsed("POST /v1/carnet", "app1"); n != 0 {
 		t.Fatalf("next day starts at %d", n)

@@ -61,6 +61,7 @@ func TestDecodeBytesTable(t *testing.T) {
 		{"unknown nested", `{"items":[{"name":"a","value":1},{"name":"b","nome":"x"}]}`, ErrUnknownProperty, "/items/1/nome", "nome"},
 		{"unknown deep", `{"customer":{"name":"a","address":{"rua":"x"}}}`, ErrUnknownProperty, "/customer/address/rua", "rua"},
 		{"ignored field is unknown", `{"Ignored":"x"}`, ErrUnknownProperty, "/Ignored", ""},
+		{"unexported field is unknown", `{"unexported":"x"}`, ErrUnknownProperty, "/unexported", ""},
 		{"case matters", `{"Items":[]}`, ErrUnknownProperty, "/Items", ""},
 		{"pointer escaping", `{"tags":{"a/b":1}}`, ErrWrongType, "/tags/a~1b", "string"},
 		{"tilde escaping", `{"x~y":1}`, ErrUnknownProperty, "/x~0y", ""},
@@ -91,6 +92,9 @@ func TestDecodeBytesTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var p payload
 			de := DecodeBytes([]byte(tc.body), &p)
+			if p.unexported != "" {
+				t.Fatalf("unexported field set to %q", p.unexported)
+			}
 			if tc.kind == 0 {
 				if de != nil {
 					t.Fatalf("unexpected error %v", de)

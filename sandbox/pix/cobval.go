@@ -87,7 +87,6 @@ var (
 	cobvPatchS     = obj(cobvPatchFields...)
 	cobvItemS      = obj(append([]field{req("txid", pat(reTxid, "[a-zA-Z0-9]{26,35}"))}, cobvFields...)...)
 	cobvItemPatchS = obj(append([]field{req("txid", pat(reTxid, "[a-zA-Z0-9]{26,35}"))}, cobvPatchFields...)...)
-	loteHeadS      = obj(opt("descricao", str(0, 140)), req("cobsv", arr(obj(), 0, 0)))
 )
 
 func cobvValorS(originalRequired bool) *schema {
