@@ -266,3 +266,84 @@ func TestPixWebhook(t *testing.T) {
 		t.Errorf("%d paid cobv in the ledger, want 6", n)
 	}
 }
+
+// TestCarnetsLive: the school's 40 carnets name the listener through
+// ${ESCOLA_WEBHOOK} (how a job names its public URL); the worker runs
+// while the sandbox's outbox posts the carnets' tokens (one per carnet,
+// for its 12 parcels): paid parcels, one with fine and interest, a parcel
+// settled by hand and a cancelled carnet end in the ledger as a sync by
+// polling sees them.
+func TestCarnetsLive(t *testing.T) {
+	ctx := context.Background()
+	rn, ctl := startSandbox(t)
+	jobDir := copyJob(t, "escola", "carnes.yaml", "alunos.xlsx")
+	runsDir := filepath.Join(jobDir, "out")
+	os.MkdirAll(runsDir, 0o755)
+	srv := serve(t, "", listen.Options{RunsDir: runsDir, Run: run.Options{Embedded: rn, Getenv: noEnv}})
+	wctx, stop := context.WithCancel(ctx)
+	worked := make(chan struct{})
+	go func() { srv.L.Work(wctx); close(worked) }()
+	defer func() { stop(); <-worked }()
+
+	env := func(k string) (string, bool) {
+		if k == "ESCOLA_WEBHOOK" {
+			return srv.URL + "/notificacao/escola", true
+		}
+		return "", false
+	}
+	out, err := run.Run(ctx, filepath.Join(jobDir, "carnes.yaml"), run.Options{Embedded: rn, RunsDir: runsDir, Getenv: env})
+	if err != nil || out.ExitCode() != 0 {
+		t.Fatalf("run: %v", err)
+	}
+	res := out.Results
+	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= 10; i++ {
+		n, v := 1, res.Rows[i].Parcels[0].ValueCents
+		if i == 10 {
+			n, v = 2, res.Rows[i].Parcels[1].ValueCents+350
+		}
+		if _, err := ctl.PayParcel(ctx, res.Rows[i].CarnetID, n, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
+			t.Fatalf("pay row %d parcel %d: %v", i, n, err)
+		}
+	}
+	if err := cl.SettleParcel(ctx, res.Rows[11].CarnetID, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.CancelCarnet(ctx, res.Rows[12].CarnetID); err != nil {
+		t.Fatal(err)
+	}
+	waitOutbox(t, ctl)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		st, err := srv.L.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending == 0 && st.Items == 40 {
+			if st.Orphans != 0 || st.Applied != 40 {
+				t.Fatalf("stats: %+v", st)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not apply the inbox: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	<-worked
+	srv.Close()
+
+	got := ledgerOf(t, out.Dir)
+	polled := copyRun(t, out.Dir)
+	if _, err := status.Sync(ctx, polled, status.Options{Run: run.Options{Embedded: rn, Getenv: noEnv}}); err != nil {
+		t.Fatal(err)
+	}
+	sameLedger(t, got, ledgerOf(t, polled))
+	sum := status.Summarize(got, time.Now())
+	if sum.Received.Count != 12 || sum.Settled.Count != 1 || sum.Cancel.Count != 12 {
+		t.Errorf("received %+v, settled %+v, cancelled %+v; want 12, 1 and 12", sum.Received, sum.Settled, sum.Cancel)
+	}
+}
