@@ -123,11 +123,10 @@ func newReconciliation(run *results.RunInfo, syncedAt string, today time.Time) *
 
 // accumulator sums lines as they stream by.
 type accumulator struct {
-	totals  Amounts
-	months  map[string]Amounts
-	aging   map[string]Amounts
-	lines   int
-	charges int
+	totals Amounts
+	months map[string]Amounts
+	aging  map[string]Amounts
+	lines  int
 }
 
 func newAccumulator() *accumulator {
