@@ -49,6 +49,15 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	opts := status.Options{Run: run.Options{BaseURL: *baseURL, PixBaseURL: *pixURL}, Full: *full}
 	for {
+		if *format == "text" {
+			if n, first, err := status.Estimate(ctx, pos[0], opts.Full); err == nil {
+				what := "só o que mudou desde a última consulta"
+				if first {
+					what = "todas as cobranças da execução"
+				}
+				fmt.Fprintf(stderr, "Consultando %s: pelo menos %d chamada(s) à API (cada uma traz até 1.000 cobranças).\n", what, n)
+			}
+		}
 		sum, err := status.Sync(ctx, pos[0], opts)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -372,3 +372,41 @@ func (s *syncer) apply(ctx context.Context, obs []Observation, source string) er
 	s.changed += n
 	return err
 }
+
+// Estimate says, before a sync, how many calls it will make at least
+// (each listing answers up to 1,000 charges, so a listing of many
+// payments takes more pages) and whether it is the first.
+func Estimate(ctx context.Context, dir string, full bool) (calls int, first bool, err error) {
+	res, err := results.Load(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return 0, false, &run.UsageError{Msg: fmt.Sprintf("a execução em %s ainda não tem results.json", dir), Err: err}
+	}
+	charges := 0
+	for i := range res.Rows {
+		r := &res.Rows[i]
+		if r.Outcome != results.Issued {
+			continue
+		}
+		if len(r.Parcels) > 0 {
+			charges += len(r.Parcels)
+		} else {
+			charges++
+		}
+	}
+	first = full
+	if !first {
+		l, err := OpenLedger(dir)
+		if err != nil {
+			return 0, false, err
+		}
+		first = l.Meta(ctx, "last_sync") == ""
+		l.Close()
+	}
+	switch {
+	case first:
+		return max(1, (charges+listing-1)/listing), true, nil
+	case res.Run.Kind == results.Cobv:
+		return 3, false, nil
+	}
+	return 5, false, nil
+}
