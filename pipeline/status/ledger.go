@@ -211,6 +211,10 @@ type Observation struct {
 	PaidAt      string
 	Method      string
 	RefundCents int64
+	// Due, with State empty, is a new due date and nothing else (a
+	// change_due_date action): the charge keeps its state and an event
+	// records the change.
+	Due string
 }
 
 // apply records an observation: the charge's current state, and an event
@@ -227,6 +231,9 @@ func apply(ctx context.Context, tx *sql.Tx, o Observation, seenAt, source string
 	if err != nil {
 		return false, err
 	}
+	if o.State == "" && o.Due != "" {
+		return applyDue(ctx, tx, o, cur, seenAt, source)
+	}
 	if rank(o.State) < rank(cur.State) || (o.State == cur.State && o.RefundCents < cur.RefundCents) {
 		return false, nil
 	}
@@ -239,6 +246,20 @@ func apply(ctx context.Context, tx *sql.Tx, o Observation, seenAt, source string
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO events (key, status, state, paid_cents, paid_at, method, refund_cents, seen_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.Key, o.Status, o.State, o.PaidCents, o.PaidAt, o.Method, o.RefundCents, seenAt, source)
+	return err == nil, err
+}
+
+// applyDue records a new due date of a charge that keeps its state.
+func applyDue(ctx context.Context, tx *sql.Tx, o, cur Observation, seenAt, source string) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE charges SET due = ?, updated_at = ? WHERE key = ? AND due <> ?`, o.Due, seenAt, o.Key, o.Due)
+	if err != nil {
+		return false, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO events (key, status, state, paid_cents, paid_at, method, refund_cents, seen_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.Key, cur.Status, cur.State, cur.PaidCents, cur.PaidAt, cur.Method, cur.RefundCents, seenAt, source)
 	return err == nil, err
 }
 
