@@ -161,6 +161,7 @@ var flowDict = map[string][2]string{
 	"run.report":          {"Relatório", "Report"},
 	"run.nodoc":           {"Este documento não está disponível.", "This document is not available."},
 	"sit.title":           {"Situação das cobranças", "Charges status"},
+	"sit.charges":         {"Cobranças", "Charges"},
 	"sit.refresh":         {"Atualizar situação", "Refresh status"},
 	"sit.asof":            {"Posição em", "As of"},
 	"sit.synced":          {"consultado no serviço em", "fetched from the service at"},

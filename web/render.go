@@ -26,7 +26,10 @@ type pages struct{ m map[string]*template.Template }
 var funcs = template.FuncMap{
 	"money": func(cents int64) string { return rules.FormatBRL(cents) },
 	"add":   func(a, b int) int { return a + b },
-	"sub":   func(a, b int) int { return a - b },
+	"decimal": func(f float64) string {
+		return strings.Replace(fmt.Sprintf("%.1f", f), ".", ",", 1)
+	},
+	"sub": func(a, b int) int { return a - b },
 	"date": func(iso string) string {
 		if t, err := time.Parse("2006-01-02", iso); err == nil {
 			return t.Format("02/01/2006")

@@ -196,5 +196,14 @@ func TestBrowserSecretary(t *testing.T) {
 	if n := bytes.Count(pdf, []byte("/Type /Page\n")); n != 5 {
 		t.Errorf("carnet PDF has %d pages, want 5 (cover + 12 parcels, 3 a page)", n)
 	}
+	// after the run: "Atualizar situação" asks the service and shows the reconciliation
+	browserClick(t, ctx, "form[action$='/situacao'] button")
+	if got := browserText(t, ctx, "[data-sit=expected]"); got != "R$ 507.933,00" {
+		t.Errorf("the status shows %q issued, want R$ 507.933,00", got)
+	}
+	if !strings.Contains(browserText(t, ctx, "#situacao"), "Totais conferem ao centavo") {
+		t.Errorf("the status section does not say the totals reconcile")
+	}
+	step("10-situacao")
 	browserCheckConsole(t, rec)
 }

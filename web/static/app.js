@@ -43,7 +43,8 @@
       var ev = JSON.parse(m.data), p = ev.progress || {};
       set("done", p.done); set("total", p.total); set("issued", p.issued); set("denied", p.denied);
       set("ambiguous", p.ambiguous); set("batches", p.batches_done + "/" + p.batches);
-      set("rate", (p.rate || 0).toFixed(1)); set("status", ev.label); set("phase", p.phase || "");
+      var rate = (p.rate || 0).toFixed(1);
+      set("rate", document.documentElement.lang === "en" ? rate : rate.replace(".", ",")); set("status", ev.label); set("phase", p.phase || "");
       set("eta", p.eta_seconds > 0 ? p.eta_seconds + " s" : "—");
       var bar = run.querySelector(".bar > span");
       if (bar && p.total > 0) bar.style.width = Math.floor(100 * p.done / p.total) + "%";
