@@ -474,7 +474,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, ss *session) 
 	ctx := r.Context()
 	if !runFinished(rec.Status) {
 		s.db.ExecContext(ctx, `UPDATE runs SET cancel_asked = 1 WHERE id = ?`, rec.ID)
-		if c, ok := cancels.Load(rec.ID); ok {
+		if c, ok := s.cancels.Load(rec.ID); ok {
 			c.(context.CancelFunc)()
 		} else {
 			s.river.JobCancel(ctx, rec.JobID)

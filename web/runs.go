@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -18,10 +17,6 @@ import (
 	"remessa/pipeline/run"
 )
 
-// cancels holds the cancel function of each run this process is working,
-// so "Cancelar" stops it at once (River's own cancel reaches the worker
-// too, on its next poll).
-var cancels sync.Map // run id -> context.CancelFunc
 
 // work carries one run (a River job): it starts the run, or resumes it
 // through its journal when it was started before, and records how it ended.
@@ -42,8 +37,8 @@ func (s *Server) work(ctx context.Context, a RunArgs) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cancels.Store(r.ID, cancel)
-	defer cancels.Delete(r.ID)
+	s.cancels.Store(r.ID, cancel)
+	defer s.cancels.Delete(r.ID)
 	s.setRunStatus(ctx, r.ID, "running", "")
 	opts, cleanup, err := s.runOptions(ctx, r)
 	if err != nil {

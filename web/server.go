@@ -74,6 +74,10 @@ type Server struct {
 
 	embedMu sync.Mutex
 	embed   *sandbox.Running
+	// cancels holds the cancel function of each run this server is
+	// working, so "Cancelar" stops it at once (River's own cancel reaches
+	// the worker too, on its next poll).
+	cancels sync.Map // run id -> context.CancelFunc
 
 	httpSrv  *http.Server
 	listener net.Listener
