@@ -17,7 +17,6 @@ import (
 	"remessa/pipeline/run"
 )
 
-
 // work carries one run (a River job): it starts the run, or resumes it
 // through its journal when it was started before, and records how it ended.
 func (s *Server) work(ctx context.Context, a RunArgs) error {
