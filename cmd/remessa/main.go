@@ -77,6 +77,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "remessa", version())
 		return exitOK
 	}
+	if code, ok := redirectAction(name, args[1:], stdout, stderr); ok {
+		return code // an action job or an action folder (action.go)
+	}
 	c, ok := commands[name]
 	if !ok {
 		fmt.Fprintf(stderr, "remessa: comando desconhecido %q (veja \"remessa help\")\n", name)

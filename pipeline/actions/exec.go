@@ -215,6 +215,9 @@ func IsActionDir(dir string) bool {
 // is unknown are looked up before anything is sent again; a resend whose
 // outcome is unknown is reported uncertain and never sent again.
 func Resume(ctx context.Context, dir string, opts Options) (*Outcome, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	if !IsActionDir(dir) {
 		return nil, &run.UsageError{Msg: fmt.Sprintf("%s não é a pasta de uma ação (sem %s)", dir, MetaFile)}
 	}

@@ -73,10 +73,11 @@ type Plan struct {
 	RunKind     results.Kind   `json:"run_kind"`
 	Items       []Item         `json:"items"`
 	Skipped     []Skip         `json:"skipped,omitempty"`
-	Rows        int            `json:"rows"`         // rows with something to do
-	Charges     int            `json:"charges"`      // charges the items change
-	Cents       int64          `json:"amount_cents"` // their value
-	Calls       map[string]int `json:"calls"`        // per route
+	Rows        int            `json:"rows"`                   // rows with something to do
+	Charges     int            `json:"charges"`                // charges the items change
+	Cents       int64          `json:"amount_cents"`           // their value
+	Calls       map[string]int `json:"calls"`                  // per route
+	UnknownKeys []string       `json:"unknown_keys,omitempty"` // keys asked for that the run does not have
 }
 
 // BuildPlan reads the source run's results and ledger (the caller brings
@@ -137,6 +138,18 @@ func BuildPlan(ctx context.Context, j *Job) (*Plan, error) {
 		if len(p.Items) > before {
 			p.Rows++
 		}
+	}
+	if j.Keys != nil {
+		have := map[string]bool{}
+		for i := range res.Rows {
+			have[res.Rows[i].Key] = true
+		}
+		for k := range j.Keys {
+			if !have[k] {
+				p.UnknownKeys = append(p.UnknownKeys, k)
+			}
+		}
+		slices.Sort(p.UnknownKeys)
 	}
 	for _, it := range p.Items {
 		p.Charges += len(it.Charges)
@@ -496,6 +509,9 @@ func (p *Plan) WriteText(w io.Writer) {
 		for _, s := range p.Skipped {
 			fmt.Fprintf(w, "  %s de %s: %s\n", s.What, s.RowKey, s.Reason)
 		}
+	}
+	if len(p.UnknownKeys) > 0 {
+		fmt.Fprintf(w, "Chaves que não estão na execução (%d): %s\n", len(p.UnknownKeys), strings.Join(p.UnknownKeys, ", "))
 	}
 	fmt.Fprintf(w, "Total: %s, %s, %s, %s\n", plural(len(p.Items), "chamada", "chamadas"), plural(p.Rows, "linha", "linhas"),
 		plural(p.Charges, "cobrança", "cobranças"), rules.FormatBRL(p.Cents))
