@@ -327,3 +327,16 @@ func TestLoadErrors(t *testing.T) {
 		t.Error("IsActionJob is false")
 	}
 }
+
+func TestSchema(t *testing.T) {
+	s := actions.Schema("en")
+	props := s["properties"].(map[string]any)
+	for _, k := range []string{"from_run", "filter", "action", "input"} {
+		if props[k] == nil {
+			t.Errorf("schema lacks %s", k)
+		}
+	}
+	if props["action"].(map[string]any)["maxProperties"] != 1 {
+		t.Error("action is not exactly one")
+	}
+}

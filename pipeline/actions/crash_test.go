@@ -242,6 +242,11 @@ func TestCrashResumeFaults(t *testing.T) {
 					t.Fatalf("resultado.json: %v", err)
 				}
 				outcomes[ci] = &o
+				for _, it := range o.Items {
+					if it.Reason != "" {
+						t.Logf("%s %s: %s", c.name, it.RowKey, it.Reason)
+					}
+				}
 				t.Logf("%s: %d kills; %d done, %d skipped, %d uncertain, %d failed, %d pending", c.name, killed, o.Done, o.Skipped, o.Uncertain, o.Failed, o.Pending)
 			})
 		}
