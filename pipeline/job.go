@@ -77,6 +77,10 @@ func (e *JobError) Localized(lang string) string {
 type LoadOptions struct {
 	Now    func() time.Time            // clock; relative dates and "after today" use it
 	Getenv func(string) (string, bool) // environment for ${VAR}; default os.LookupEnv
+	// DefaultNotificationURL is the notification_url of carnets and slips
+	// whose job names none (an embedded run points them at the local
+	// listener); "" leaves them without one.
+	DefaultNotificationURL string
 }
 
 // Endpoint is the resolved service endpoint. Credentials are secrets: never
@@ -212,6 +216,13 @@ func LoadBytes(name, abs string, data []byte, opts LoadOptions) (*Job, error) {
 	d := &decoder{file: name, env: opts.Getenv, pos: map[string]Pos{}}
 	spec := &JobSpec{}
 	d.decode(&root, refValue(spec), "")
+	if u := opts.DefaultNotificationURL; u != "" {
+		for _, v := range []*Value{notificationOf(spec.Issue.Carnets), notificationOf(spec.Issue.Boletos)} {
+			if v != nil && !v.Set {
+				v.decodeScalar(u, Pos{})
+			}
+		}
+	}
 	now := opts.Now()
 	j := &Job{File: abs, Dir: filepath.Dir(abs), SHA256: hex.EncodeToString(sum[:]), Spec: spec, pos: d.pos,
 		Now: now, Today: rules.Today(now)}
@@ -244,4 +255,19 @@ func yamlErrLine(msg string) int {
 		fmt.Sscanf(msg[i+5:], "%d", &line)
 	}
 	return line
+}
+
+// notificationOf is the notification_url of an issue section, or nil.
+func notificationOf[T CarnetSpec | SlipSpec](s *T) *Value {
+	switch x := any(s).(type) {
+	case *CarnetSpec:
+		if x != nil {
+			return &x.NotificationURL
+		}
+	case *SlipSpec:
+		if x != nil {
+			return &x.NotificationURL
+		}
+	}
+	return nil
 }

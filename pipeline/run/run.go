@@ -193,6 +193,9 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	if job.Service == "" {
 		job.Service = "embedded"
 	}
+	if job, err = withLocalNotifications(jobPath, job, pipeline.LoadOptions{Now: opts.Now, Getenv: opts.Getenv}); err != nil {
+		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
+	}
 	v, err := pipeline.Validate(ctx, job)
 	if err != nil {
 		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
