@@ -17,10 +17,11 @@ import (
 	"remessa/pipeline/run"
 	"remessa/pipeline/status"
 	"remessa/reports/conciliacao"
+	"remessa/sandbox"
 	"remessa/sandbox/control"
 )
 
-func issueEscola(t *testing.T) (string, *control.Client, *api.Client, *results.Results, func() error) {
+func issueEscola(t *testing.T) (string, *sandbox.Running, *control.Client, *api.Client, *results.Results, func() error) {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"carnes.yaml", "alunos.xlsx"} {
@@ -49,7 +50,7 @@ func issueEscola(t *testing.T) (string, *control.Client, *api.Client, *results.R
 		_, err := status.Sync(context.Background(), out.Dir, status.Options{Run: run.Options{Embedded: rn}})
 		return err
 	}
-	return out.Dir, ctl, cl, out.Results, sync
+	return out.Dir, rn, ctl, cl, out.Results, sync
 }
 
 // TestReconciliationToTheCent: 40 carnets × 12; the test pays parcel 1 of
@@ -59,7 +60,7 @@ func issueEscola(t *testing.T) (string, *control.Client, *api.Client, *results.R
 // computed here from the parcels' values and due dates.
 func TestReconciliationToTheCent(t *testing.T) {
 	ctx := context.Background()
-	dir, ctl, cl, res, sync := issueEscola(t)
+	dir, _, ctl, cl, res, sync := issueEscola(t)
 	payee := ""
 	var paid, fine, settled, cancelled int64
 	for i := 0; i < 20; i++ {
