@@ -55,7 +55,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 				if first {
 					what = "todas as cobranças da execução"
 				}
-				fmt.Fprintf(stderr, "Consultando %s: pelo menos %d chamada(s) à API (cada uma traz até 1.000 cobranças).\n", what, n)
+				fmt.Fprintf(stderr, "Consultando %s: pelo menos %d chamada(s) à API (cada uma traz até 1.000 cobranças; a cota do serviço real é de 15.000 chamadas por rota por dia).\n", what, n)
 			}
 		}
 		sum, err := status.Sync(ctx, pos[0], opts)
