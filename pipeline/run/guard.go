@@ -2,20 +2,37 @@ package run
 
 import (
 	"bufio"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
 	"remessa/reports"
 )
 
-// IndexFile is the runs index in the runs folder: one JSON line per run
-// with the SHA-256 of its job and input and its rows' keys and due dates.
-const IndexFile = "runs.jsonl"
+// IndexFile is the runs index in the runs folder: a SQLite database with
+// one row per run (the SHA-256 of its job and input, its service, a hash of
+// its ordered row identities) and one per accepted row (a 64-bit hash of
+// its "key|due date"), so the duplicate-run and repeated-row checks are
+// indexed look-ups however many runs the folder holds.
+const IndexFile = "runs.db"
+
+// LegacyIndexFile is the runs index before runs.db: one JSON line per run.
+// A runs folder that has one is imported into runs.db once, and the file is
+// renamed to runs.jsonl.importado.
+const LegacyIndexFile = "runs.jsonl"
 
 // Entry is one run in the index.
 type Entry struct {
@@ -26,109 +43,529 @@ type Entry struct {
 	InputSHA256 string   `json:"input_sha256"`
 	Service     string   `json:"service"`
 	StartedAt   string   `json:"started_at"`
-	Keys        []string `json:"keys"` // "key|due date" of each accepted row
-	// Complete is filled on load from the run's results.json.
+	Keys        []string `json:"keys"` // "key|due date" of each accepted row (Append only)
+	// Complete is read from the run's results.json: false while rows are
+	// pending (the run stopped) or before it wrote its results.
 	Complete bool `json:"-"`
-	// notSent are the rows ("key|due") the service denied in that run:
-	// sending them again is not a repetition.
-	notSent map[string]bool
 }
 
-// Index is the runs index of a runs folder.
+// Index is the runs index of a runs folder; Path is its runs.db. Each call
+// opens the database and closes it again, so a `remessa run` and a
+// `remessa web` can share a folder: writes are transactions (WAL,
+// synchronous FULL, waiting up to 10 s for the other process's lock).
 type Index struct{ Path string }
 
-// Load reads every entry (a missing index is empty).
-func (x *Index) Load() ([]Entry, error) {
-	f, err := os.Open(x.Path)
-	if os.IsNotExist(err) {
+const indexSchema = `
+CREATE TABLE IF NOT EXISTS runs (
+	id            INTEGER PRIMARY KEY, -- the order runs were added in
+	run_id        TEXT NOT NULL UNIQUE,
+	dir           TEXT NOT NULL,
+	job_name      TEXT NOT NULL DEFAULT '',
+	job_sha256    TEXT NOT NULL,
+	input_sha256  TEXT NOT NULL,
+	service       TEXT NOT NULL,
+	started_at    TEXT NOT NULL,
+	keys_sha256   TEXT NOT NULL,       -- SHA-256 of the ordered row identities
+	rows          INTEGER NOT NULL,
+	complete      INTEGER NOT NULL DEFAULT 0,
+	results_stamp TEXT NOT NULL DEFAULT '' -- size and time of the results.json complete and denied were read from
+);
+CREATE INDEX IF NOT EXISTS runs_same ON runs (job_sha256, input_sha256, service, keys_sha256);
+-- one row per accepted row of a run: key_hash is keyHash("key|due date")
+CREATE TABLE IF NOT EXISTS row_keys (
+	key_hash INTEGER NOT NULL,
+	run      INTEGER NOT NULL,
+	ord      INTEGER NOT NULL,
+	PRIMARY KEY (key_hash, run, ord)
+) WITHOUT ROWID;
+-- rows the service denied in a run (from its results.json): sending them
+-- again is not a repetition
+CREATE TABLE IF NOT EXISTS denied (
+	run      INTEGER NOT NULL,
+	key_hash INTEGER NOT NULL,
+	PRIMARY KEY (run, key_hash)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+`
+
+// keyHash is the 64-bit FNV-1a hash of a row identity ("key|due date").
+func keyHash(identity string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(identity))
+	return int64(h.Sum64())
+}
+
+// keysSHA256 hashes the ordered row identities of a run (each with its
+// length), so the same rows in the same order are one comparison.
+func keysSHA256(keys []string) string {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	for _, k := range keys {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(k)))])
+		h.Write([]byte(k))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// exists says whether the folder has an index (or one to import).
+func (x *Index) exists() bool {
+	for _, p := range []string{x.Path, x.legacyPath()} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *Index) legacyPath() string { return filepath.Join(filepath.Dir(x.Path), LegacyIndexFile) }
+
+// open opens (creating when create is set) the database and imports
+// runs.jsonl once; nil, nil when there is no index and create is unset.
+func (x *Index) open(ctx context.Context, create bool) (*sql.DB, error) {
+	if !create && !x.exists() {
 		return nil, nil
 	}
+	if err := os.MkdirAll(filepath.Dir(x.Path), 0o755); err != nil {
+		return nil, fmt.Errorf("índice de execuções: %w", err)
+	}
+	// busy_timeout first: switching a new file to WAL waits for the lock too
+	dsn := "file:" + x.Path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("índice de execuções: %w", err)
 	}
-	defer f.Close()
-	var out []Entry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, indexSchema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("índice de execuções: %s: %w", x.Path, err)
+	}
+	if _, err := os.Stat(x.legacyPath()); err == nil {
+		if err := x.importLegacy(ctx, db); err != nil {
+			db.Close()
+			return nil, err
 		}
-		var e Entry
-		if json.Unmarshal([]byte(line), &e) != nil {
-			continue // a line cut by a crash
+	}
+	return db, nil
+}
+
+// importLegacy copies runs.jsonl into the database (once: the meta row
+// "imported" says it was done, whichever process did it) and renames it.
+func (x *Index) importLegacy(ctx context.Context, db *sql.DB) error {
+	err := inTx(ctx, db, func(tx *sql.Tx) error {
+		var done string
+		if tx.QueryRowContext(ctx, `SELECT v FROM meta WHERE k = 'imported'`).Scan(&done) == nil {
+			return nil
 		}
-		if _, err := os.Stat(filepath.Join(e.Dir, journal.FileName)); err != nil {
-			continue // run folder removed: forget it
+		f, err := os.Open(x.legacyPath())
+		if os.IsNotExist(err) {
+			return nil
 		}
-		if r, err := results.Load(filepath.Join(e.Dir, reports.FileJSON)); err == nil {
-			e.Complete = r.Run.Complete
-			for _, row := range r.Rows {
-				if row.Outcome == results.Denied {
-					if e.notSent == nil {
-						e.notSent = map[string]bool{}
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<30)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			var e Entry
+			if json.Unmarshal([]byte(line), &e) != nil || e.RunID == "" {
+				continue // a line cut by a crash
+			}
+			if err := appendTx(ctx, tx, e); err != nil {
+				return err
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO meta (k, v) VALUES ('imported', ?)`, LegacyIndexFile)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("índice de execuções: importar %s: %w", x.legacyPath(), err)
+	}
+	if err := os.Rename(x.legacyPath(), x.legacyPath()+".importado"); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("índice de execuções: %w", err)
+	}
+	return nil
+}
+
+func inTx(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Append adds a run (in one transaction, synced; a run with the same id is
+// replaced).
+func (x *Index) Append(e Entry) error {
+	ctx := context.Background()
+	db, err := x.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := inTx(ctx, db, func(tx *sql.Tx) error { return appendTx(ctx, tx, e) }); err != nil {
+		return fmt.Errorf("índice de execuções: %w", err)
+	}
+	return nil
+}
+
+// insertChunk is the rows of one multi-row INSERT (3 parameters a row).
+const insertChunk = 500
+
+func appendTx(ctx context.Context, tx *sql.Tx, e Entry) error {
+	var old int64
+	if tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE run_id = ?`, e.RunID).Scan(&old) == nil {
+		for _, q := range []string{`DELETE FROM row_keys WHERE run = ?`, `DELETE FROM denied WHERE run = ?`, `DELETE FROM runs WHERE id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, old); err != nil {
+				return err
+			}
+		}
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, dir, job_name, job_sha256, input_sha256, service, started_at, keys_sha256, rows)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, e.Dir, e.JobName, e.JobSHA256, e.InputSHA256, e.Service, e.StartedAt, keysSHA256(e.Keys), len(e.Keys))
+	if err != nil {
+		return err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	// sorted by hash, the rows go into the table's B-tree in order
+	type rk struct {
+		h   int64
+		ord int
+	}
+	rows := make([]rk, len(e.Keys))
+	for i, k := range e.Keys {
+		rows[i] = rk{keyHash(k), i}
+	}
+	slices.SortFunc(rows, func(a, b rk) int {
+		if a.h != b.h {
+			if a.h < b.h {
+				return -1
+			}
+			return 1
+		}
+		return a.ord - b.ord
+	})
+	var full *sql.Stmt
+	args := make([]any, 0, 3*insertChunk)
+	for len(rows) > 0 {
+		n := min(len(rows), insertChunk)
+		args = args[:0]
+		for _, r := range rows[:n] {
+			args = append(args, r.h, id, r.ord)
+		}
+		q := `INSERT INTO row_keys (key_hash, run, ord) VALUES (?, ?, ?)` + strings.Repeat(`, (?, ?, ?)`, n-1)
+		if n == insertChunk {
+			if full == nil {
+				if full, err = tx.PrepareContext(ctx, q); err != nil {
+					return err
+				}
+				defer full.Close()
+			}
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, q, args...)
+		}
+		if err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// indexedRun is a run of the index as the checks use it.
+type indexedRun struct {
+	id      int64
+	entry   Entry
+	stamp   string
+	denied  map[int64]bool
+	checked bool // complete and denied are up to date with results.json
+}
+
+// live says whether the run's folder still exists (a removed run folder is
+// forgotten).
+func (r *indexedRun) live() bool {
+	_, err := os.Stat(filepath.Join(r.entry.Dir, journal.FileName))
+	return err == nil
+}
+
+func scanRuns(ctx context.Context, db *sql.DB, where string, args ...any) ([]*indexedRun, error) {
+	rs, err := db.QueryContext(ctx, `SELECT id, run_id, dir, job_name, job_sha256, input_sha256, service, started_at, complete, results_stamp
+		FROM runs `+where+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []*indexedRun
+	for rs.Next() {
+		r := &indexedRun{}
+		e := &r.entry
+		if err := rs.Scan(&r.id, &e.RunID, &e.Dir, &e.JobName, &e.JobSHA256, &e.InputSHA256, &e.Service, &e.StartedAt, &e.Complete, &r.stamp); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// resultsStamp identifies the version of a results.json ("" when absent).
+func resultsStamp(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// refresh brings the run's complete flag and denied rows up to date with
+// its results.json: read again only when the file changed since (a run
+// records them itself when it writes its results; see noteResults).
+func (r *indexedRun) refresh(ctx context.Context, db *sql.DB) error {
+	if r.checked {
+		return nil
+	}
+	path := filepath.Join(r.entry.Dir, reports.FileJSON)
+	if st := resultsStamp(path); st != r.stamp {
+		var res *results.Results
+		if st != "" {
+			res, _ = results.Load(path) // unreadable: not complete, nothing denied
+		}
+		if err := storeResults(ctx, db, r.id, res, st); err != nil {
+			return err
+		}
+		r.stamp = st
+		r.entry.Complete = res != nil && res.Run.Complete
+	}
+	r.denied = map[int64]bool{}
+	rs, err := db.QueryContext(ctx, `SELECT key_hash FROM denied WHERE run = ?`, r.id)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var h int64
+		if err := rs.Scan(&h); err != nil {
+			return err
+		}
+		r.denied[h] = true
+	}
+	r.checked = true
+	return rs.Err()
+}
+
+// storeResults records a run's complete flag and denied rows from its
+// results (nil: none) with the stamp of the file they came from.
+func storeResults(ctx context.Context, db *sql.DB, id int64, res *results.Results, stamp string) error {
+	return inTx(ctx, db, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM denied WHERE run = ?`, id); err != nil {
+			return err
+		}
+		complete := false
+		if res != nil {
+			complete = res.Run.Complete
+			for i := range res.Rows {
+				if row := &res.Rows[i]; row.Outcome == results.Denied {
+					if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO denied (run, key_hash) VALUES (?, ?)`,
+						id, keyHash(row.Key+"|"+row.DueDate)); err != nil {
+						return err
 					}
-					e.notSent[row.Key+"|"+row.DueDate] = true
 				}
 			}
 		}
-		out = append(out, e)
-	}
-	return out, sc.Err()
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET complete = ?, results_stamp = ? WHERE id = ?`, complete, stamp, id)
+		return err
+	})
 }
 
-// Append adds an entry (one line, synced).
-func (x *Index) Append(e Entry) error {
-	if err := os.MkdirAll(filepath.Dir(x.Path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(x.Path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// noteResults records in the runs index of dir's parent folder (when it
+// has one) what the run in dir wrote to its results.json, so the next
+// check need not read the file. Errors are ignored: the checks read the
+// file themselves when the index is not up to date.
+func noteResults(dir string, res *results.Results) {
+	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return fmt.Errorf("índice de execuções: %w", err)
+		return
 	}
-	defer f.Close()
-	b, _ := json.Marshal(e)
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("índice de execuções: %w", err)
+	x := &Index{Path: filepath.Join(filepath.Dir(dir), IndexFile)}
+	if _, err := os.Stat(x.Path); err != nil {
+		return
 	}
-	return f.Sync()
+	ctx := context.Background()
+	db, err := x.open(ctx, false)
+	if err != nil || db == nil {
+		return
+	}
+	defer db.Close()
+	var id int64
+	if db.QueryRowContext(ctx, `SELECT id FROM runs WHERE dir = ? ORDER BY id DESC LIMIT 1`, dir).Scan(&id) != nil {
+		return
+	}
+	_ = storeResults(ctx, db, id, res, resultsStamp(filepath.Join(dir, reports.FileJSON)))
 }
+
+// earlierQuery is a job about to run (or be planned) in a runs folder.
+type earlierQuery struct {
+	JobSHA256, InputSHA256, Service string
+	Keys                            []string // rowIdentity of each accepted row, in order
+	// Again skips the same-run check (--again): only repeated rows are
+	// looked for.
+	Again bool
+}
+
+// earlier looks the job up in the index: the earliest run of the same job
+// on the same input and service with the same rows (then nothing else is
+// looked for), or else a warning about rows (same key and due date) that
+// earlier runs on the same service already sent ("" when none).
+func (x *Index) earlier(ctx context.Context, q earlierQuery) (*Entry, string, error) {
+	db, err := x.open(ctx, false)
+	if err != nil || db == nil {
+		return nil, "", err
+	}
+	defer db.Close()
+	if !q.Again {
+		same, err := scanRuns(ctx, db, `WHERE job_sha256 = ? AND input_sha256 = ? AND service = ? AND keys_sha256 = ?`,
+			q.JobSHA256, q.InputSHA256, q.Service, keysSHA256(q.Keys))
+		if err != nil {
+			return nil, "", fmt.Errorf("índice de execuções: %w", err)
+		}
+		for _, r := range same {
+			if r.live() {
+				if err := r.refresh(ctx, db); err != nil {
+					return nil, "", fmt.Errorf("índice de execuções: %w", err)
+				}
+				return &r.entry, "", nil
+			}
+		}
+	}
+	w, err := overlaps(ctx, db, q.Keys, q.Service)
+	if err != nil {
+		return nil, "", fmt.Errorf("índice de execuções: %w", err)
+	}
+	return nil, w, nil
+}
+
+// lookupChunk is the hashes of one IN (…) look-up.
+const lookupChunk = 500
 
 // overlaps describes rows (same key and due date) that earlier runs on the
 // same service already sent; "" when none.
-func overlaps(entries []Entry, keys []string, service string) string {
-	if len(entries) == 0 || len(keys) == 0 {
-		return ""
+func overlaps(ctx context.Context, db *sql.DB, keys []string, service string) (string, error) {
+	if len(keys) == 0 {
+		return "", nil
 	}
-	mine := make(map[string]bool, len(keys))
+	all, err := scanRuns(ctx, db, `WHERE service = ?`, service)
+	if err != nil {
+		return "", err
+	}
+	runs := map[int64]*indexedRun{}
+	for _, r := range all {
+		if r.live() {
+			runs[r.id] = r
+		}
+	}
+	if len(runs) == 0 {
+		return "", nil
+	}
+	mine := make(map[int64]string, len(keys))
 	for _, k := range keys {
-		mine[k] = true
+		mine[keyHash(k)] = k
+	}
+	hashes := make([]int64, 0, len(mine))
+	for h := range mine {
+		hashes = append(hashes, h)
+	}
+	slices.Sort(hashes)
+	type hit struct {
+		h   int64
+		ord int
+	}
+	hits := map[int64][]hit{}
+	args := make([]any, 0, lookupChunk)
+	var full *sql.Stmt
+	for len(hashes) > 0 {
+		n := min(len(hashes), lookupChunk)
+		args = args[:0]
+		for _, h := range hashes[:n] {
+			args = append(args, h)
+		}
+		q := `SELECT key_hash, run, ord FROM row_keys WHERE key_hash IN (?` + strings.Repeat(`, ?`, n-1) + `)`
+		var rs *sql.Rows
+		if n == lookupChunk {
+			if full == nil {
+				if full, err = db.PrepareContext(ctx, q); err != nil {
+					return "", err
+				}
+				defer full.Close()
+			}
+			rs, err = full.QueryContext(ctx, args...)
+		} else {
+			rs, err = db.QueryContext(ctx, q, args...)
+		}
+		if err != nil {
+			return "", err
+		}
+		for rs.Next() {
+			var h, run int64
+			var ord int
+			if err := rs.Scan(&h, &run, &ord); err != nil {
+				rs.Close()
+				return "", err
+			}
+			if runs[run] != nil {
+				hits[run] = append(hits[run], hit{h, ord})
+			}
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return "", err
+		}
+		hashes = hashes[n:]
 	}
 	var parts []string
 	total := 0
-	for _, e := range entries {
-		if e.Service != service {
+	for _, r := range all {
+		hs := hits[r.id]
+		if len(hs) == 0 {
 			continue
 		}
+		if err := r.refresh(ctx, db); err != nil {
+			return "", err
+		}
+		slices.SortFunc(hs, func(a, b hit) int { return a.ord - b.ord })
 		n := 0
 		var ex []string
-		for _, k := range e.Keys {
-			if mine[k] && !e.notSent[k] {
-				n++
-				if len(ex) < 3 {
-					ex = append(ex, strings.Replace(k, "|", " vencimento ", 1))
-				}
+		for _, h := range hs {
+			if r.denied[h.h] {
+				continue
+			}
+			n++
+			if len(ex) < 3 {
+				ex = append(ex, strings.Replace(mine[h.h], "|", " vencimento ", 1))
 			}
 		}
 		if n > 0 {
 			total += n
-			parts = append(parts, fmt.Sprintf("%d na execução %s (ex.: %s)", n, e.RunID, strings.Join(ex, "; ")))
+			parts = append(parts, fmt.Sprintf("%d na execução %s (ex.: %s)", n, r.entry.RunID, strings.Join(ex, "; ")))
 		}
 	}
 	if total == 0 {
-		return ""
+		return "", nil
 	}
 	return fmt.Sprintf("atenção: %d linha(s) repetem chave e vencimento de execuções anteriores: %s. Verifique se não são cobranças em duplicidade.",
-		total, strings.Join(parts, "; "))
+		total, strings.Join(parts, "; ")), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"remessa/pipeline"
 )
@@ -19,15 +18,12 @@ func Plan(ctx context.Context, jobPath string, job *pipeline.Job, runsDir string
 		runsDir = job.Reports.Dir
 	}
 	idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
-	entries, err := idx.Load()
-	if err != nil {
-		return nil, err
-	}
+	indexed := idx.exists()
 	b := pipeline.NewPlanBuilder(job)
 	var keys []string
 	s, err := pipeline.ValidateStream(ctx, job, pipeline.Handler{Item: func(it *pipeline.Item) error {
 		b.Add(it)
-		if len(entries) > 0 {
+		if indexed {
 			keys = append(keys, rowIdentity(it))
 		}
 		return nil
@@ -36,20 +32,20 @@ func Plan(ctx context.Context, jobPath string, job *pipeline.Job, runsDir string
 		return nil, err
 	}
 	plan := b.Done(jobPath, s)
-	if len(entries) == 0 {
+	if !indexed {
 		return plan, nil
 	}
 	inputSHA, err := fileSHA256(job.InputFile)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		if e.JobSHA256 == job.SHA256 && e.InputSHA256 == inputSHA && e.Service == job.Service && slices.Equal(e.Keys, keys) {
-			plan.Earlier = append(plan.Earlier, fmt.Sprintf("este job já rodou com esta mesma planilha na execução %s (%s): \"remessa run\" recusa repeti-lo sem --again", e.RunID, e.Dir))
-			return plan, nil
-		}
+	same, w, err := idx.earlier(ctx, earlierQuery{JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service, Keys: keys})
+	if err != nil {
+		return nil, err
 	}
-	if w := overlaps(entries, keys, job.Service); w != "" {
+	if same != nil {
+		plan.Earlier = append(plan.Earlier, fmt.Sprintf("este job já rodou com esta mesma planilha na execução %s (%s): \"remessa run\" recusa repeti-lo sem --again", same.RunID, same.Dir))
+	} else if w != "" {
 		plan.Earlier = append(plan.Earlier, w)
 	}
 	return plan, nil

@@ -214,25 +214,21 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	}
 	runsDir, _ = filepath.Abs(runsDir)
 	idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
-	entries, err := idx.Load()
-	if err != nil {
-		return nil, err
-	}
 	var warnings []string
 	keys := make([]string, len(v.Items))
 	for i := range v.Items {
 		keys[i] = rowIdentity(&v.Items[i])
 	}
-	if !opts.Again {
-		// same job, same input, same resolved due dates (a monthly job with
-		// relative dates run again next month is a new run)
-		for _, e := range entries {
-			if e.JobSHA256 == job.SHA256 && e.InputSHA256 == inputSHA && e.Service == job.Service && slices.Equal(e.Keys, keys) {
-				return nil, &DuplicateError{Earlier: e}
-			}
-		}
+	// same job, same input, same resolved due dates (a monthly job with
+	// relative dates run again next month is a new run), unless --again
+	same, w, err := idx.earlier(ctx, earlierQuery{JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service, Keys: keys, Again: opts.Again})
+	if err != nil {
+		return nil, err
 	}
-	if w := overlaps(entries, keys, job.Service); w != "" {
+	if same != nil {
+		return nil, &DuplicateError{Earlier: *same}
+	}
+	if w != "" {
 		warnings = append(warnings, w)
 	}
 	if job.Service == "production" && !opts.Yes {
@@ -577,6 +573,7 @@ func writeResults(dir string, r *results.Results, m Meta) ([]string, error) {
 	if err != nil && !errors.Is(err, reports.ErrRowsNotTotals) {
 		return nil, fmt.Errorf("results.json: %w", err)
 	}
+	noteResults(dir, r)
 	formats := []string{}
 	for _, f := range m.Formats {
 		if f != reports.FormatJSON {
