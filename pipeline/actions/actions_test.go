@@ -250,7 +250,7 @@ func TestChangeDueDateSettleSecondCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Plan.Items != nil && len(again.Plan.Items) > 0 && calls(t, again.Dir) > 1 {
+	if len(again.Plan.Items) > 0 && calls(t, again.Dir) > 1 {
 		t.Errorf("moving to a date already set: %d calls", calls(t, again.Dir))
 	}
 

@@ -858,6 +858,9 @@ func (o *Outcome) WriteReport(w io.Writer) {
 			fmt.Fprintf(w, "  %s de %s: %s\n", s.What, s.RowKey, s.Reason)
 		}
 	}
+	if o.Plan != nil && len(o.Plan.UnknownKeys) > 0 {
+		fmt.Fprintf(w, "Chaves que não estão na execução (%d): %s\n", len(o.Plan.UnknownKeys), strings.Join(o.Plan.UnknownKeys, ", "))
+	}
 	o.WriteSummary(w)
 }
 

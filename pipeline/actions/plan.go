@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,6 +79,8 @@ type Plan struct {
 	Cents       int64          `json:"amount_cents"`           // their value
 	Calls       map[string]int `json:"calls"`                  // per route
 	UnknownKeys []string       `json:"unknown_keys,omitempty"` // keys asked for that the run does not have
+
+	earlier map[string]string // resend, change_due_date by days: charges an earlier action of this same job did → why not again
 }
 
 // BuildPlan reads the source run's results and ledger (the caller brings
@@ -100,6 +103,7 @@ func BuildPlan(ctx context.Context, j *Job) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Name: j.Name, Kind: j.Kind, SourceDir: j.SourceDir, SourceRunID: res.Run.ID, RunKind: res.Run.Kind, Calls: map[string]int{}}
+	p.earlier = earlierEffects(ctx, j)
 	var emails map[int]string
 	if j.Kind == Resend && j.Email == "" {
 		emails = payerEmails(ctx, j.SourceDir)
@@ -159,6 +163,59 @@ func BuildPlan(ctx context.Context, j *Job) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// earlierEffects keeps a second run of the same job file from applying
+// again what is not idempotent by state: a resend, or a due date moved by
+// days (which would move it again). For those kinds it reads the earlier
+// action folders of the source run made from a job with the same content
+// (same SHA-256 and kind) and returns, by ledger key, why each charge they
+// did, may have done or still have under way is not planned again. Items
+// those actions skipped or that were refused are planned again.
+func earlierEffects(ctx context.Context, j *Job) map[string]string {
+	if j.Kind != Resend && (j.Kind != ChangeDueDate || j.Days == 0) {
+		return nil
+	}
+	marks, _ := filepath.Glob(filepath.Join(j.SourceDir, "acoes", "*", MetaFile))
+	out := map[string]string{}
+	for _, mf := range marks {
+		var m Meta
+		b, err := os.ReadFile(mf)
+		if err != nil || json.Unmarshal(b, &m) != nil || m.JobSHA256 != j.SHA256 || m.Kind != j.Kind {
+			continue
+		}
+		dir := filepath.Dir(mf)
+		jn, err := journal.Open(filepath.Join(dir, journal.FileName))
+		if err != nil {
+			continue
+		}
+		rows, err := jn.Rows(ctx)
+		jn.Close()
+		if err != nil {
+			continue
+		}
+		for _, r := range rows {
+			var why string
+			switch r.State {
+			case StateDone:
+				why = fmt.Sprintf("não se aplica: já feito pela ação %s deste mesmo job", m.ID)
+			case StateUncertain:
+				why = fmt.Sprintf("não se aplica: talvez já feito pela ação %s deste mesmo job (incerto)", m.ID)
+			case StatePending, StateSending, StateAmbiguous:
+				why = fmt.Sprintf("não se aplica: em andamento na ação %s deste mesmo job (remessa resume %s)", m.ID, dir)
+			default:
+				continue
+			}
+			var it Item
+			if json.Unmarshal(r.Req, &it) != nil {
+				continue
+			}
+			for _, c := range it.Charges {
+				out[c.Key] = why
+			}
+		}
+	}
+	return out
 }
 
 // matches applies the filter to one charge.
@@ -232,6 +289,10 @@ func (p *Plan) planRow(j *Job, row *results.Row, all, matched []status.Charge, t
 	var ok []status.Charge
 	for _, c := range matched {
 		if why := notApplicable(j.Kind, &c); why != "" {
+			p.skip(row, what(row, &c), why, c.ValueCents)
+			continue
+		}
+		if why := p.earlier[c.Key]; why != "" {
 			p.skip(row, what(row, &c), why, c.ValueCents)
 			continue
 		}
