@@ -22,6 +22,7 @@ import (
 	"remessa/api"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/sandbox"
 	_ "remessa/sandbox/all"
 )
@@ -217,27 +218,9 @@ func crashCobvSheet(n int) ([]byte, map[string]int64) {
 		key := fmt.Sprintf("C%05d", i+1)
 		v := int64(15000 + (i*137)%90000)
 		cents[key] = v
-		fmt.Fprintf(&b, "%s;Pagador %d;%s;%d,%02d;%s\n", key, i+1, crashCPF(100_000_000+i*7919), v/100, v%100, due)
+		fmt.Fprintf(&b, "%s;Pagador %d;%s;%d,%02d;%s\n", key, i+1, runtest.CPF(fmt.Sprintf("%09d", (100_000_000+i*7919)%1_000_000_000)), v/100, v%100, due)
 	}
 	return b.Bytes(), cents
-}
-
-// crashCPF is a valid CPF with the 9 base digits of base (check digits
-// computed here, not by package rules).
-func crashCPF(base int) string {
-	d := []byte(fmt.Sprintf("%09d", base%1_000_000_000))
-	for _, n := range []int{10, 11} {
-		sum := 0
-		for i := 0; i < n-1; i++ {
-			sum += int(d[i]-'0') * (n - i)
-		}
-		r := sum * 10 % 11
-		if r == 10 {
-			r = 0
-		}
-		d = append(d, byte('0'+r))
-	}
-	return string(d)
 }
 
 // crashWeb is `remessa web` running as a child process.

@@ -10,24 +10,9 @@ import (
 	"time"
 
 	"github.com/xuri/excelize/v2"
-)
 
-// cpfFrom completes nine digits with the CPF check digits.
-func cpfFrom(base string) string {
-	d := []byte(base)
-	for _, n := range []int{9, 10} {
-		sum := 0
-		for i := 0; i < n; i++ {
-			sum += int(d[i]-'0') * (n + 1 - i)
-		}
-		r := sum * 10 % 11
-		if r == 10 {
-			r = 0
-		}
-		d = append(d, byte('0'+r))
-	}
-	return string(d)
-}
+	"remessa/pipeline/run/runtest"
+)
 
 const (
 	xssScript  = `<script>alert(1)</script>`
@@ -42,8 +27,8 @@ func hostileCSV(t *testing.T) string {
 	due := time.Now().AddDate(0, 1, 0).Format("02/01/2006")
 	q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 	lines := []string{"Código;Nome;CPF;Valor;Vencimento;Descrição",
-		fmt.Sprintf("X1;%s;%s;150,00;%s;Mensalidade", q(xssScript), cpfFrom("123456789"), due),
-		fmt.Sprintf("X2;%s;%s;99,90;%s;Mensalidade", q(xssFormula), cpfFrom("987654321"), due),
+		fmt.Sprintf("X1;%s;%s;150,00;%s;Mensalidade", q(xssScript), runtest.CPF("123456789"), due),
+		fmt.Sprintf("X2;%s;%s;99,90;%s;Mensalidade", q(xssFormula), runtest.CPF("987654321"), due),
 		fmt.Sprintf("X3;%s;11122233344;10,00;%s;Mensalidade", q(xssImg), due),
 		fmt.Sprintf("X4;%s;11122233355;10,00;%s;Mensalidade", q(xssFormula), due),
 	}

@@ -16,6 +16,7 @@ import (
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/reports/conciliacao"
 	"remessa/rules"
@@ -29,33 +30,11 @@ var noEnv = func(string) (string, bool) { return "", false }
 // sandbox and returns the run folder, the sandbox and the results.
 func issueEscola(t *testing.T) (string, *sandbox.Running, *results.Results) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, f := range []string{"carnes.yaml", "alunos.xlsx"} {
-		b, err := os.ReadFile(filepath.Join("../../samples/escola", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rn.Close() })
-	out, err := run.Run(context.Background(), filepath.Join(dir, "carnes.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out"), Getenv: noEnv})
-	if err != nil || out.ExitCode() != 0 {
-		t.Fatalf("issue: %v", err)
-	}
-	return out.Dir, rn, out.Results
+	is := runtest.Sample(t, "../../samples/escola", "carnes.yaml", "alunos.xlsx")
+	return is.Dir, is.Sandbox, is.Results
 }
 
-func client(t *testing.T, rn *sandbox.Running) *api.Client {
-	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cl
-}
+func client(t *testing.T, rn *sandbox.Running) *api.Client { return runtest.Client(t, rn) }
 
 func writeJob(t *testing.T, src, body string) string {
 	t.Helper()

@@ -12,6 +12,7 @@ import (
 	"remessa/pipeline/actions"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/rules"
 	"remessa/sandbox"
@@ -21,66 +22,16 @@ import (
 // issueBoletos runs samples/boletos (25 slips) on a shared embedded sandbox.
 func issueBoletos(t *testing.T) (string, *sandbox.Running, *results.Results) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, f := range []string{"boletos.yaml", "clientes.csv"} {
-		b, err := os.ReadFile(filepath.Join("../../samples/boletos", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rn.Close() })
-	out, err := run.Run(context.Background(), filepath.Join(dir, "boletos.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out"), Getenv: noEnv})
-	if err != nil || out.ExitCode() != 0 {
-		t.Fatalf("issue: %v", err)
-	}
-	return out.Dir, rn, out.Results
+	is := runtest.Sample(t, "../../samples/boletos", "boletos.yaml", "clientes.csv")
+	return is.Dir, is.Sandbox, is.Results
 }
 
 // issueCobv issues n due-date Pix charges (keys P00…) on a shared embedded
-// sandbox, as pipeline/status's TestSyncFollowsPix does.
+// sandbox.
 func issueCobv(t *testing.T, n int) (string, *sandbox.Running, *results.Results) {
 	t.Helper()
-	dir := t.TempDir()
-	var csv strings.Builder
-	csv.WriteString("Código;Nome;CPF;Valor\n")
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&csv, "P%02d;Pagador %d;%s;%d,%02d\n", i, i, cpfFrom(fmt.Sprintf("%09d", 100000000+i*7919)), 100+i, i)
-	}
-	os.WriteFile(filepath.Join(dir, "pix.csv"), []byte(csv.String()), 0o644)
-	os.WriteFile(filepath.Join(dir, "cobv.yaml"), []byte("version: 1\nname: Pix do mês\ninput: {file: pix.csv, key: Código}\n"+
-		"issue:\n  cobv:\n    due: +20d\n    chave: financeiro@example.com\n    solicitacao: \"Mensalidade {{ .Código }}\"\n"), 0o644)
-	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rn.Close() })
-	out, err := run.Run(context.Background(), filepath.Join(dir, "cobv.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out"), Getenv: noEnv})
-	if err != nil || out.ExitCode() != 0 {
-		t.Fatalf("issue: %v", err)
-	}
-	return out.Dir, rn, out.Results
-}
-
-// cpfFrom completes nine digits with a CPF's check digits.
-func cpfFrom(base string) string {
-	d := []byte(base)
-	for _, n := range []int{9, 10} {
-		sum := 0
-		for i := 0; i < n; i++ {
-			sum += int(d[i]-'0') * (n + 1 - i)
-		}
-		r := sum * 10 % 11
-		if r == 10 {
-			r = 0
-		}
-		d = append(d, byte('0'+r))
-	}
-	return string(d)
+	is := runtest.Cobv(t, n)
+	return is.Dir, is.Sandbox, is.Results
 }
 
 func skipsWith(p *actions.Plan, reason string) int {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"remessa/api"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 )
 
 // TestEmbeddedNotifiesTheLocalListener: on the embedded default a job
@@ -16,27 +16,9 @@ import (
 // listen` receives the sample's cycle offline; a job's own URL stays.
 func TestEmbeddedNotifiesTheLocalListener(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	for _, f := range []string{"boletos.yaml", "clientes.csv"} {
-		b, err := os.ReadFile(filepath.Join("../../samples/boletos", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rn.Close()
-	out, err := run.Run(ctx, filepath.Join(dir, "boletos.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out")})
-	if err != nil || out.ExitCode() != 0 {
-		t.Fatalf("run: %v", err)
-	}
-	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
+	is := runtest.Sample(t, "../../samples/boletos", "boletos.yaml", "clientes.csv")
+	dir, rn, out := is.Work, is.Sandbox, is.Outcome
+	cl := runtest.Client(t, rn)
 	c, err := cl.GetCharge(ctx, out.Results.Rows[0].ChargeIDs[0])
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/sandbox/control"
 )
@@ -27,7 +28,7 @@ func BenchmarkStatus100k(b *testing.B) {
 	var csv strings.Builder
 	csv.WriteString("Código;Nome;CPF;Valor\n")
 	for i := 0; i < rows; i++ {
-		fmt.Fprintf(&csv, "P%06d;Pagador %d;%s;%d,%02d\n", i, i, cpfFrom(fmt.Sprintf("%09d", 100000000+i*7919%800000000)), 50+i%900, i%100)
+		fmt.Fprintf(&csv, "P%06d;Pagador %d;%s;%d,%02d\n", i, i, runtest.CPF(fmt.Sprintf("%09d", 100000000+i*7919%800000000)), 50+i%900, i%100)
 	}
 	os.WriteFile(filepath.Join(dir, "pix.csv"), []byte(csv.String()), 0o644)
 	os.WriteFile(filepath.Join(dir, "cobv.yaml"), []byte("version: 1\nname: Pix grande\ninput: {file: pix.csv, key: Código}\non_invalid: skip\n"+

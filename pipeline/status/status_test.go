@@ -2,16 +2,13 @@ package status_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"remessa/api"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/rules"
 	"remessa/sandbox"
@@ -22,25 +19,8 @@ import (
 // sandbox and returns the run folder and the sandbox.
 func issueEscola(t *testing.T) (string, *sandbox.Running, *results.Results) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, f := range []string{"carnes.yaml", "alunos.xlsx"} {
-		b, err := os.ReadFile(filepath.Join("../../samples/escola", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rn.Close() })
-	out, err := run.Run(context.Background(), filepath.Join(dir, "carnes.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out"),
-		Getenv: func(string) (string, bool) { return "", false }})
-	if err != nil || out.ExitCode() != 0 {
-		t.Fatalf("issue: %v", err)
-	}
-	return out.Dir, rn, out.Results
+	is := runtest.Sample(t, "../../samples/escola", "carnes.yaml", "alunos.xlsx")
+	return is.Dir, is.Sandbox, is.Results
 }
 
 // TestSyncFollowsPayments: paid, late, settled and cancelled parcels
@@ -51,10 +31,7 @@ func TestSyncFollowsPayments(t *testing.T) {
 	ctx := context.Background()
 	dir, rn, res := issueEscola(t)
 	ctl := &control.Client{BaseURL: rn.URL}
-	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := runtest.Client(t, rn)
 	opts := status.Options{Run: run.Options{Embedded: rn}}
 	first, err := status.Sync(ctx, dir, opts)
 	if err != nil {
@@ -145,40 +122,14 @@ func TestSyncFollowsPayments(t *testing.T) {
 // asks for the Pix received since and the refunds.
 func TestSyncFollowsPix(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	var csv strings.Builder
-	csv.WriteString("Código;Nome;CPF;Valor\n")
-	for i := 0; i < 30; i++ {
-		fmt.Fprintf(&csv, "P%02d;Pagador %d;%s;%d,%02d\n", i, i, cpfFrom(fmt.Sprintf("%09d", 100000000+i*7919)), 100+i, i)
-	}
-	os.WriteFile(filepath.Join(dir, "pix.csv"), []byte(csv.String()), 0o644)
-	os.WriteFile(filepath.Join(dir, "cobv.yaml"), []byte(`version: 1
-name: Pix do mês
-input: {file: pix.csv, key: Código}
-issue:
-  cobv:
-    due: +20d
-    chave: financeiro@example.com
-    solicitacao: "Mensalidade {{ .Código }}"
-`), 0o644)
-	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rn.Close()
-	out, err := run.Run(ctx, filepath.Join(dir, "cobv.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out")})
-	if err != nil || out.ExitCode() != 0 {
-		t.Fatalf("issue: %v", err)
-	}
+	is := runtest.Cobv(t, 30)
+	rn, out := is.Sandbox, is.Outcome
 	opts := status.Options{Run: run.Options{Embedded: rn}}
 	if s, err := status.Sync(ctx, out.Dir, opts); err != nil || s.Charges != 30 || s.Open.Count != 30 || s.Calls != 1 {
 		t.Fatalf("first sync: %+v %v", s, err)
 	}
 	ctl := &control.Client{BaseURL: rn.URL}
-	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := runtest.Client(t, rn)
 	var paid int64
 	var refundE2E string
 	for i := 0; i < 10; i++ {
@@ -231,21 +182,4 @@ issue:
 	if s.Calls > 3 {
 		t.Errorf("a later sync made %d calls, want 3 (Pix since, refunds, removed)", s.Calls)
 	}
-}
-
-// cpfFrom completes nine digits with the CPF check digits.
-func cpfFrom(base string) string {
-	d := []byte(base)
-	for _, n := range []int{9, 10} {
-		sum := 0
-		for i := 0; i < n; i++ {
-			sum += int(d[i]-'0') * (n + 1 - i)
-		}
-		r := sum * 10 % 11
-		if r == 10 {
-			r = 0
-		}
-		d = append(d, byte('0'+r))
-	}
-	return string(d)
 }

@@ -2,12 +2,11 @@ package conciliacao_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/reports/conciliacao"
 	"remessa/sandbox/control"
@@ -25,24 +24,8 @@ func half(num, den int64) int64 { return (2*num + den) / (2 * den) }
 // from the rows' values, not by the code under test.
 func TestReconciliationCobvMonth(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	for _, f := range []string{"cobv.yaml", "pagadores.csv"} {
-		b, err := os.ReadFile(filepath.Join("../../samples/mensal", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rn.Close()
-	out, err := run.Run(ctx, filepath.Join(dir, "cobv.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out"),
-		Getenv: func(string) (string, bool) { return "", false }})
-	if err != nil || out.ExitCode() != 0 {
-		t.Fatalf("issue: %v", err)
-	}
+	is := runtest.Sample(t, "../../samples/mensal", "cobv.yaml", "pagadores.csv")
+	rn, out := is.Sandbox, is.Outcome
 	ctl := &control.Client{BaseURL: rn.URL}
 	rows := out.Results.Rows
 	due, err := time.Parse("2006-01-02", rows[0].DueDate)

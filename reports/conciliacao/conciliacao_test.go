@@ -15,42 +15,24 @@ import (
 	"remessa/api"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/reports/conciliacao"
 	"remessa/sandbox"
 	"remessa/sandbox/control"
 )
 
+// issueEscola issues the school's carnets on a shared embedded sandbox
+// and returns the run folder, the sandbox, its control and API clients,
+// the results, and a status sync of the run.
 func issueEscola(t *testing.T) (string, *sandbox.Running, *control.Client, *api.Client, *results.Results, func() error) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, f := range []string{"carnes.yaml", "alunos.xlsx"} {
-		b, err := os.ReadFile(filepath.Join("../../samples/escola", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rn.Close() })
-	out, err := run.Run(context.Background(), filepath.Join(dir, "carnes.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(dir, "out"),
-		Getenv: func(string) (string, bool) { return "", false }})
-	if err != nil || out.ExitCode() != 0 {
-		t.Fatalf("issue: %v", err)
-	}
-	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl := &control.Client{BaseURL: rn.URL}
+	is := runtest.Sample(t, "../../samples/escola", "carnes.yaml", "alunos.xlsx")
 	sync := func() error {
-		_, err := status.Sync(context.Background(), out.Dir, status.Options{Run: run.Options{Embedded: rn}})
+		_, err := status.Sync(context.Background(), is.Dir, status.Options{Run: run.Options{Embedded: is.Sandbox}})
 		return err
 	}
-	return out.Dir, rn, ctl, cl, out.Results, sync
+	return is.Dir, is.Sandbox, &control.Client{BaseURL: is.Sandbox.URL}, runtest.Client(t, is.Sandbox), is.Results, sync
 }
 
 // TestReconciliationToTheCent: 40 carnets × 12; the test pays parcel 1 of

@@ -1,0 +1,118 @@
+// Package runtest is for the tests of the packages that follow a run
+// (status, reconciliation, actions, listen): it issues a sample job on a
+// shared embedded sandbox in a temporary folder, and makes valid CPFs.
+package runtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"remessa/api"
+	"remessa/pipeline/results"
+	"remessa/pipeline/run"
+	"remessa/sandbox"
+)
+
+// Issued is a run made for a test.
+type Issued struct {
+	Work    string           // the temporary folder holding the job, its sheet and the runs
+	Dir     string           // the run folder
+	Sandbox *sandbox.Running // the shared embedded sandbox, closed when the test ends
+	Results *results.Results
+	Outcome *run.Outcome
+}
+
+// NoEnv is an environment with no variable (a job's ${VAR:default} takes
+// its default).
+func NoEnv(string) (string, bool) { return "", false }
+
+// Copy copies files from a folder (e.g. "../../samples/escola") into dir.
+func Copy(t testing.TB, from, dir string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(from, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Issue runs the job file job of folder work (already holding the job and
+// its sheet) on a new embedded sandbox, and fails the test unless every
+// row was issued.
+func Issue(t testing.TB, work, job string) *Issued {
+	t.Helper()
+	rn, err := run.StartEmbedded(filepath.Join(work, "sb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rn.Close() })
+	out, err := run.Run(context.Background(), filepath.Join(work, job), run.Options{Embedded: rn, RunsDir: filepath.Join(work, "out"), Getenv: NoEnv})
+	if err != nil || out.ExitCode() != 0 {
+		t.Fatalf("issue %s: %v", job, err)
+	}
+	return &Issued{Work: work, Dir: out.Dir, Sandbox: rn, Results: out.Results, Outcome: out}
+}
+
+// Sample copies a sample (its job and sheet) into a temporary folder and
+// issues it: Sample(t, "../../samples/escola", "carnes.yaml", "alunos.xlsx").
+func Sample(t testing.TB, sample, job string, others ...string) *Issued {
+	t.Helper()
+	work := t.TempDir()
+	Copy(t, sample, work, append([]string{job}, others...)...)
+	return Issue(t, work, job)
+}
+
+// Client is a client of the sandbox with the embedded application.
+func Client(t testing.TB, rn *sandbox.Running) *api.Client {
+	t.Helper()
+	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// CPF completes nine digits with the CPF check digits.
+func CPF(nine string) string {
+	d := []byte(nine)
+	for _, n := range []int{9, 10} {
+		sum := 0
+		for i := 0; i < n; i++ {
+			sum += int(d[i]-'0') * (n + 1 - i)
+		}
+		r := sum * 10 % 11
+		if r == 10 {
+			r = 0
+		}
+		d = append(d, byte('0'+r))
+	}
+	return string(d)
+}
+
+// Cobv issues n due-date Pix charges (keys P00…, R$ 100,00 and up, due in
+// 20 days, on the key financeiro@example.com) on a new embedded sandbox.
+func Cobv(t testing.TB, n int) *Issued {
+	t.Helper()
+	work := t.TempDir()
+	var csv strings.Builder
+	csv.WriteString("Código;Nome;CPF;Valor\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&csv, "P%02d;Pagador %d;%s;%d,%02d\n", i, i, CPF(fmt.Sprintf("%09d", 100000000+i*7919)), 100+i, i%100)
+	}
+	files := map[string]string{"pix.csv": csv.String(), "cobv.yaml": "version: 1\nname: Pix do mês\ninput: {file: pix.csv, key: Código}\n" +
+		"issue:\n  cobv:\n    due: +20d\n    chave: financeiro@example.com\n    solicitacao: \"Mensalidade {{ .Código }}\"\n"}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return Issue(t, work, "cobv.yaml")
+}
