@@ -463,12 +463,8 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, ss *session) 
 // cancelRun asks a run to stop after its in-flight calls; it can be
 // resumed from its page.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, ss *session) {
-	rec := s.runFor(w, r, ss)
+	rec := s.drivableRun(w, r, ss)
 	if rec == nil {
-		return
-	}
-	if !s.mayDrive(ss, rec) {
-		s.fail(w, r, http.StatusForbidden, tr(langOf(r), "err.role"))
 		return
 	}
 	ctx := r.Context()
@@ -488,12 +484,8 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, ss *session) 
 // resumeRun queues a cancelled or stopped run again; it goes on from its
 // journal.
 func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, ss *session) {
-	rec := s.runFor(w, r, ss)
+	rec := s.drivableRun(w, r, ss)
 	if rec == nil {
-		return
-	}
-	if !s.mayDrive(ss, rec) {
-		s.fail(w, r, http.StatusForbidden, tr(langOf(r), "err.role"))
 		return
 	}
 	ctx := r.Context()
@@ -506,6 +498,17 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, ss *session) 
 		s.audit(ctx, ss.User.ID, "execucao_retomada", rec.RunID)
 	}
 	http.Redirect(w, r, fmt.Sprintf("/execucoes/%d", rec.ID), http.StatusSeeOther)
+}
+
+// drivableRun loads the run of the request's {id} for a user who may
+// drive it (cancel, resume, refresh), answering 404 or 403 itself.
+func (s *Server) drivableRun(w http.ResponseWriter, r *http.Request, ss *session) *runRecord {
+	rec := s.runFor(w, r, ss)
+	if rec != nil && !s.mayDrive(ss, rec) {
+		s.fail(w, r, http.StatusForbidden, tr(langOf(r), "err.role"))
+		return nil
+	}
+	return rec
 }
 
 // mayDrive: an operator drives runs on the embedded service; runs on

@@ -17,12 +17,8 @@ import (
 // service (`remessa status`) and writes the reconciliation beside its
 // reports.
 func (s *Server) refreshStatus(w http.ResponseWriter, r *http.Request, ss *session) {
-	rec := s.runFor(w, r, ss)
+	rec := s.drivableRun(w, r, ss)
 	if rec == nil {
-		return
-	}
-	if !s.mayDrive(ss, rec) {
-		s.fail(w, r, http.StatusForbidden, tr(langOf(r), "err.role"))
 		return
 	}
 	ctx := r.Context()
