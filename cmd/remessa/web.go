@@ -16,7 +16,7 @@ func init() {
 	register(&command{
 		Name:    "web",
 		Summary: "a mesa de cobrança no navegador: enviar a planilha, corrigir, planejar, confirmar, acompanhar, baixar",
-		Usage:   "[--addr 127.0.0.1:8070] [--data DIR] [--admin-password-file F] [--max-upload-mb 50] [--idle-timeout 30m] [--tls-cert F --tls-key F]",
+		Usage:   "[--addr 127.0.0.1:8070] [--data DIR] [--admin-password-file F] [--max-upload-mb 50] [--idle-timeout 30m] [--workers 2] [--tls-cert F --tls-key F]",
 		Run:     runWeb,
 	})
 }
