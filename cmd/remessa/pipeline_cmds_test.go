@@ -67,6 +67,14 @@ func TestSchemaAndTemplateCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil || code != exitOK || s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 		t.Fatalf("exit %d, %v", code, err)
 	}
+	code, out, _ = pipeCmd("schema", "--action")
+	s = nil
+	if err := json.Unmarshal([]byte(out), &s); err != nil || code != exitOK || s["title"] != "remessa action job" {
+		t.Fatalf("schema --action: exit %d, %v", code, err)
+	}
+	if props, _ := s["properties"].(map[string]any); props["action"] == nil || props["issue"] != nil {
+		t.Fatalf("the action job's schema should have action and no issue: %v", props)
+	}
 	dir := t.TempDir()
 	xlsx, job := filepath.Join(dir, "modelo.xlsx"), filepath.Join(dir, "job.yaml")
 	if code, out, errs := pipeCmd("template", "carnets", "-o", xlsx, "--job", job); code != exitOK {

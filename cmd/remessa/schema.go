@@ -6,13 +6,14 @@ import (
 	"os"
 
 	"remessa/pipeline"
+	"remessa/pipeline/actions"
 )
 
 func init() {
 	register(&command{
 		Name:    "schema",
-		Summary: "imprime o JSON Schema (draft 2020-12) do arquivo de job, para editores",
-		Usage:   "[--lang pt|en] [-o arquivo.json]",
+		Summary: "imprime o JSON Schema (draft 2020-12) do arquivo de job (ou de ação, com --action), para editores",
+		Usage:   "[--action] [--lang pt|en] [-o arquivo.json]",
 		Run:     runSchema,
 	})
 }
@@ -22,6 +23,7 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(c, stdout, stderr)
 	lang := fs.String("lang", "pt", "idioma das descrições: pt ou en")
 	out := fs.String("o", "", "grava em um arquivo em vez da saída padrão")
+	action := fs.Bool("action", false, "o schema do job de ação (action: em vez de issue:)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -31,6 +33,9 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	b := pipeline.SchemaJSON(*lang)
+	if *action {
+		b = actions.SchemaJSON(*lang)
+	}
 	if *out != "" {
 		if err := os.WriteFile(*out, b, 0o644); err != nil {
 			fmt.Fprintln(stderr, "remessa schema:", err)

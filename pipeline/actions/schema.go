@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"encoding/json"
 	"reflect"
 
 	"remessa/pipeline"
@@ -17,4 +18,10 @@ func Schema(lang string) map[string]any {
 		a["minProperties"], a["maxProperties"] = 1, 1
 	}
 	return s
+}
+
+// SchemaJSON is Schema as indented JSON with a final newline.
+func SchemaJSON(lang string) []byte {
+	b, _ := json.MarshalIndent(Schema(lang), "", "  ")
+	return append(b, '\n')
 }
