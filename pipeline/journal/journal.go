@@ -7,11 +7,15 @@
 package journal
 
 import (
+	"compress/flate"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
@@ -80,6 +84,7 @@ CREATE TABLE IF NOT EXISTS calls(
 	done_at TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_route_day ON calls(route, day);
+CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 `
 
 // Journal is an open run journal. It is safe for concurrent use; writes are
@@ -88,7 +93,17 @@ type Journal struct {
 	db    *sql.DB
 	path  string
 	now   func() time.Time
-	stmts map[string]*sql.Stmt // hot statements, prepared once
+	stmts map[string]*sql.Stmt  // hot statements, prepared once
+	codec atomic.Pointer[codec] // nil in a journal written before values were compressed
+	txmu  sync.Mutex            // one Tx at a time, the codec it changes in place when it commits
+
+	fw     *flate.Writer // compresses chunks (under txmu)
+	fwDict *dict
+
+	cmu       sync.Mutex
+	cache     map[int64]cachedChunk // decoded chunks
+	cacheQ    []int64               // their ids, oldest first
+	cacheSize int
 }
 
 // Hot statements.
@@ -99,6 +114,7 @@ const (
 	qSetRow     = `UPDATE rows SET state=?, updated=? WHERE idx=?`
 	qAttempt    = `UPDATE rows SET attempts=attempts+1 WHERE idx=?`
 	qSetAttempt = `UPDATE rows SET state=?, attempts=attempts+1, updated=? WHERE idx=?`
+	qRowInfo    = `SELECT info FROM rows WHERE idx=?`
 )
 
 // Row is one input row as journaled.
@@ -154,8 +170,14 @@ func open(path string) (*Journal, error) {
 		db.Close()
 		return nil, fmt.Errorf("journal: %s: %w", path, err)
 	}
-	j := &Journal{db: db, path: path, now: time.Now, stmts: map[string]*sql.Stmt{}}
-	for _, q := range []string{qIntend, qFinish, qSetRowRes, qSetRow, qAttempt, qSetAttempt} {
+	j := &Journal{db: db, path: path, now: time.Now, stmts: map[string]*sql.Stmt{}, cache: map[int64]cachedChunk{}}
+	c, err := loadCodec(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("journal: %s: %w", path, err)
+	}
+	j.codec.Store(c)
+	for _, q := range []string{qIntend, qFinish, qSetRowRes, qSetRow, qAttempt, qSetAttempt, qRowInfo} {
 		st, err := db.Prepare(q)
 		if err != nil {
 			db.Close()
@@ -188,26 +210,77 @@ func (j *Journal) SetClock(now func() time.Time) { j.now = now }
 
 func (j *Journal) stamp() string { return j.now().UTC().Format(time.RFC3339Nano) }
 
+// rowStamp is a row's update time, Unix milliseconds (journals written
+// before kept RFC 3339 text; nothing reads it back).
+func (j *Journal) rowStamp() int64 { return j.now().UnixMilli() }
+
 // Tx runs fn in one transaction, committed before Tx returns.
 func (j *Journal) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	j.txmu.Lock()
+	defer j.txmu.Unlock()
 	t, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("journal: begin: %w", err)
 	}
-	if err := fn(&Tx{t: t, j: j}); err != nil {
+	tx := &Tx{t: t, j: j}
+	err = fn(tx)
+	if err == nil {
+		err = tx.flushChunk()
+	}
+	if err != nil {
 		t.Rollback()
+		j.dropCache()
 		return err
 	}
 	if err := t.Commit(); err != nil {
+		j.dropCache()
 		return fmt.Errorf("journal: commit: %w", err)
+	}
+	if tx.newCodec != nil {
+		j.codec.Store(tx.newCodec)
 	}
 	return nil
 }
 
 // Tx is a journal transaction.
 type Tx struct {
-	t *sql.Tx
-	j *Journal
+	t        *sql.Tx
+	j        *Journal
+	newCodec *codec // the dictionaries with those this transaction wrote, in use once it commits
+	chunk    *chunkBuf
+}
+
+// dropCache forgets the decoded chunks (a transaction that wrote one
+// rolled back: its id will be used again).
+func (j *Journal) dropCache() {
+	j.cmu.Lock()
+	clear(j.cache)
+	j.cacheQ, j.cacheSize = nil, 0
+	j.cmu.Unlock()
+}
+
+// flushChunk writes the chunk being filled.
+func (tx *Tx) flushChunk() error {
+	b := tx.chunk
+	if b == nil {
+		return nil
+	}
+	tx.chunk = nil
+	data, err := tx.j.compressChunk(tx.codec(), b.raw)
+	if err != nil {
+		return wrap("chunk", err)
+	}
+	_, err = tx.t.Exec(`INSERT INTO chunks(id,data) VALUES(?,?)`, b.id, data)
+	return wrap("chunk", err)
+}
+
+// codec is the journal's coder of row values, nil for a journal written
+// before they were compressed (its values stay JSON text).
+func (tx *Tx) codec() *codec {
+	if tx.newCodec != nil {
+		return tx.newCodec
+	}
+	return tx.j.codec.Load()
 }
 
 // SetMeta sets a metadata value.
@@ -216,27 +289,81 @@ func (tx *Tx) SetMeta(k, v string) error {
 	return wrap("meta "+k, err)
 }
 
-// AddRow inserts a row.
+// AddRow inserts a row. The first row of a new journal also sets the
+// journal's dictionary (its meta, in the same transaction): the row's
+// values are stored compressed against it (see codec).
 func (tx *Tx) AddRow(r Row) error {
+	what := fmt.Sprintf("row %d", r.Index)
+	c := tx.codec()
+	if c == nil {
+		var n int
+		if err := tx.t.QueryRow(`SELECT count(*) FROM rows`).Scan(&n); err != nil {
+			return wrap(what, err)
+		}
+		if n > 0 { // a journal written before: its rows stay JSON text
+			_, err := tx.t.Exec(`INSERT INTO rows(idx,key,state,info,req,res,attempts,updated) VALUES(?,?,?,?,?,?,?,?)`,
+				r.Index, r.Key, r.State, string(r.Info), nullable(r.Req), nullable(r.Res), r.Attempts, tx.j.rowStamp())
+			return wrap(what, err)
+		}
+		var err error
+		if c, err = tx.addDict(nil, newDict(r)); err != nil {
+			return wrap(what, err)
+		}
+	}
+	if tx.chunk == nil {
+		var id int64
+		if err := tx.t.QueryRow(`SELECT ifnull(max(id),0)+1 FROM chunks`).Scan(&id); err != nil {
+			return wrap(what, err)
+		}
+		tx.chunk = &chunkBuf{id: id}
+	}
+	base := keyInfo(r.Key, r.Info)
+	tx.chunk.add(r.Index, base, r.Req)
+	info := binary.AppendUvarint([]byte{fmtChunk}, uint64(tx.chunk.id))
 	_, err := tx.t.Exec(`INSERT INTO rows(idx,key,state,info,req,res,attempts,updated) VALUES(?,?,?,?,?,?,?,?)`,
-		r.Index, r.Key, r.State, string(r.Info), nullable(r.Req), nullable(r.Res), r.Attempts, tx.j.stamp())
-	return wrap(fmt.Sprintf("row %d", r.Index), err)
+		r.Index, "", r.State, info, nil, tx.encodeRes(c, base, r.Res), r.Attempts, tx.j.rowStamp())
+	if err != nil {
+		return wrap(what, err)
+	}
+	if tx.chunk.n >= chunkRows {
+		return tx.flushChunk()
+	}
+	return nil
 }
 
 // SetRow records a row's state and, when res is not nil, its result.
 func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
-	var err error
-	if res != nil {
-		err = tx.exec(qSetRowRes, state, string(res), tx.j.stamp(), idx)
-	} else {
-		err = tx.exec(qSetRow, state, tx.j.stamp(), idx)
+	what := fmt.Sprintf("row %d", idx)
+	if res == nil {
+		return wrap(what, tx.exec(qSetRow, state, tx.j.rowStamp(), idx))
 	}
-	return wrap(fmt.Sprintf("row %d", idx), err)
+	c := tx.codec()
+	if c == nil {
+		return wrap(what, tx.exec(qSetRowRes, state, string(res), tx.j.rowStamp(), idx))
+	}
+	var info []byte
+	if err := tx.t.Stmt(tx.j.stmts[qRowInfo]).QueryRow(idx).Scan(&info); err != nil {
+		return wrap(what, err)
+	}
+	var base []byte
+	if id, ok := chunkOf(info); ok {
+		if tx.chunk != nil && tx.chunk.id == id {
+			if err := tx.flushChunk(); err != nil {
+				return err
+			}
+		}
+		e, err := tx.j.chunkEntry(tx.t, c, id, idx)
+		if err != nil {
+			return wrap(what, err)
+		}
+		base = e.keyInfo
+	}
+	return wrap(what, tx.exec(qSetRowRes, state, tx.encodeRes(c, base, res), tx.j.rowStamp(), idx))
 }
 
 // SetRowAttempt records a row's state and counts one creation attempt.
 func (tx *Tx) SetRowAttempt(idx int, state string) error {
-	return wrap(fmt.Sprintf("row %d", idx), tx.exec(qSetAttempt, state, tx.j.stamp(), idx))
+	return wrap(fmt.Sprintf("row %d", idx), tx.exec(qSetAttempt, state, tx.j.rowStamp(), idx))
 }
 
 // CountAttempt adds one to a row's creation attempts.
@@ -302,7 +429,7 @@ func (j *Journal) AbandonIntended(ctx context.Context) (int64, error) {
 
 // Meta returns every metadata value.
 func (j *Journal) Meta(ctx context.Context) (map[string]string, error) {
-	rs, err := j.db.QueryContext(ctx, `SELECT k, v FROM meta`)
+	rs, err := j.db.QueryContext(ctx, `SELECT k, v FROM meta WHERE k NOT LIKE ?`, metaDict+"%")
 	if err != nil {
 		return nil, wrap("meta", err)
 	}
@@ -320,6 +447,30 @@ func (j *Journal) Meta(ctx context.Context) (map[string]string, error) {
 
 // Rows returns every row in input order.
 func (j *Journal) Rows(ctx context.Context) ([]Row, error) {
+	c := j.codec.Load()
+	chunks := map[int64]map[int]chunkEntry{}
+	if c != nil {
+		cs, err := j.db.QueryContext(ctx, `SELECT id, data FROM chunks`)
+		if err != nil {
+			return nil, wrap("rows", err)
+		}
+		for cs.Next() {
+			var id int64
+			var data []byte
+			if err := cs.Scan(&id, &data); err != nil {
+				cs.Close()
+				return nil, wrap("rows", err)
+			}
+			if chunks[id], err = decodeChunk(c, data); err != nil {
+				cs.Close()
+				return nil, wrap(fmt.Sprintf("chunk %d", id), err)
+			}
+		}
+		cs.Close()
+		if err := cs.Err(); err != nil {
+			return nil, wrap("rows", err)
+		}
+	}
 	rs, err := j.db.QueryContext(ctx, `SELECT idx,key,state,info,req,res,attempts FROM rows ORDER BY idx`)
 	if err != nil {
 		return nil, wrap("rows", err)
@@ -328,17 +479,24 @@ func (j *Journal) Rows(ctx context.Context) ([]Row, error) {
 	var out []Row
 	for rs.Next() {
 		var r Row
-		var info string
-		var req, res sql.NullString
+		var info, req, res []byte
 		if err := rs.Scan(&r.Index, &r.Key, &r.State, &info, &req, &res, &r.Attempts); err != nil {
 			return nil, wrap("rows", err)
 		}
-		r.Info = json.RawMessage(info)
-		if req.Valid {
-			r.Req = json.RawMessage(req.String)
+		var base []byte
+		if id, ok := chunkOf(info); ok {
+			e, found := chunks[id][r.Index]
+			if !found {
+				return nil, wrap(fmt.Sprintf("row %d", r.Index), errCorrupt)
+			}
+			if r.Key, info, err = splitKeyInfo(e.keyInfo); err != nil {
+				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
+			}
+			base, req = e.keyInfo, e.req
 		}
-		if res.Valid {
-			r.Res = json.RawMessage(res.String)
+		r.Info, r.Req = info, req
+		if r.Res, err = c.decode(base, res); err != nil {
+			return nil, wrap(fmt.Sprintf("row %d: resultado", r.Index), err)
 		}
 		out = append(out, r)
 	}
