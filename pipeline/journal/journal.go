@@ -104,6 +104,7 @@ type Journal struct {
 	cache     map[int64]cachedChunk // decoded chunks
 	cacheQ    []int64               // their ids, oldest first
 	cacheSize int
+	rowChunk  []uint32 // by row index, its chunk's id as far as known (0: not known)
 }
 
 // Hot statements.
@@ -255,7 +256,7 @@ type Tx struct {
 func (j *Journal) dropCache() {
 	j.cmu.Lock()
 	clear(j.cache)
-	j.cacheQ, j.cacheSize = nil, 0
+	j.cacheQ, j.cacheSize, j.rowChunk = nil, 0, nil
 	j.cmu.Unlock()
 }
 
@@ -325,6 +326,7 @@ func (tx *Tx) AddRow(r Row) error {
 	if err != nil {
 		return wrap(what, err)
 	}
+	tx.j.knowChunk(r.Index, tx.chunk.id)
 	if tx.chunk.n >= chunkRows {
 		return tx.flushChunk()
 	}
@@ -341,12 +343,18 @@ func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 	if c == nil {
 		return wrap(what, tx.exec(qSetRowRes, state, string(res), tx.j.rowStamp(), idx))
 	}
-	var info []byte
-	if err := tx.t.Stmt(tx.j.stmts[qRowInfo]).QueryRow(idx).Scan(&info); err != nil {
-		return wrap(what, err)
+	id, ok := tx.j.chunkOfRow(idx)
+	if !ok {
+		var info []byte
+		if err := tx.t.Stmt(tx.j.stmts[qRowInfo]).QueryRow(idx).Scan(&info); err != nil {
+			return wrap(what, err)
+		}
+		if id, ok = chunkOf(info); ok {
+			tx.j.knowChunk(idx, id)
+		}
 	}
 	var base []byte
-	if id, ok := chunkOf(info); ok {
+	if ok {
 		if tx.chunk != nil && tx.chunk.id == id {
 			if err := tx.flushChunk(); err != nil {
 				return err
@@ -489,6 +497,7 @@ func (j *Journal) Rows(ctx context.Context) ([]Row, error) {
 			if !found {
 				return nil, wrap(fmt.Sprintf("row %d", r.Index), errCorrupt)
 			}
+			j.knowChunk(r.Index, id)
 			if r.Key, info, err = splitKeyInfo(e.keyInfo); err != nil {
 				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
 			}
@@ -622,4 +631,27 @@ func nullStr(s string) any {
 		return nil
 	}
 	return s
+}
+
+// knowChunk records that row idx is in chunk id.
+func (j *Journal) knowChunk(idx int, id int64) {
+	if idx < 0 || id <= 0 || id > 1<<32-1 {
+		return
+	}
+	j.cmu.Lock()
+	defer j.cmu.Unlock()
+	if idx >= len(j.rowChunk) {
+		j.rowChunk = append(j.rowChunk, make([]uint32, idx+1-len(j.rowChunk))...)
+	}
+	j.rowChunk[idx] = uint32(id)
+}
+
+// chunkOfRow returns the id of row idx's chunk when it is known.
+func (j *Journal) chunkOfRow(idx int) (int64, bool) {
+	j.cmu.Lock()
+	defer j.cmu.Unlock()
+	if idx < 0 || idx >= len(j.rowChunk) || j.rowChunk[idx] == 0 {
+		return 0, false
+	}
+	return int64(j.rowChunk[idx]), true
 }
