@@ -46,6 +46,16 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 
 	p := crashStartWeb(t, bin, data, pwFile)
 	t.Logf("web up after %s", time.Since(start).Round(time.Millisecond))
+	// The embedded sandbox starts with the server: slow its batch PUTs
+	// and the paged fetch of each batch's charges before the run starts,
+	// so the run is killed with its batches in flight.
+	var sbURL string
+	select {
+	case sbURL = <-p.sandboxURL:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no \"serviço embutido iniciado\" log line; stderr:\n%s", p.log())
+	}
+	crashSetFaults(t, sbURL, `{"all":{},"routes":{"PUT /v2/lotecobv/:id":{"latency":"500ms","jitter":"1s"},"GET /v2/cobv":{"latency":"2s","jitter":"2s"}}}`)
 	c := crashLogin(t, p.url)
 	r := c.postMultipart("/remessas", url.Values{"kind": {"cobv"}, "account": {"1"}},
 		upload{Field: "planilha", Name: "cobrancas.csv", Data: sheet})
@@ -75,24 +85,18 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 	runPath := r.URL.Path
 	t.Logf("run %s started after %s", runPath, time.Since(start).Round(time.Millisecond))
 
-	// The embedded sandbox starts with the run: slow its batch PUTs and
-	// the paged fetch of each batch's charges, with jitter, so the three
-	// batches of 1,000 finish seconds apart.
-	var sbURL string
-	select {
-	case sbURL = <-p.sandboxURL:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no \"serviço embutido iniciado\" log line; stderr:\n%s", p.log())
-	}
-	crashSetFaults(t, sbURL, `{"all":{},"routes":{"PUT /v2/lotecobv/:id":{"jitter":"2s"},"GET /v2/cobv":{"latency":"300ms","jitter":"4s"}}}`)
-
-	// Kill as soon as some rows are issued but not all.
+	// Kill once the batches are under way (sent or being sent, none
+	// fetched yet: a fetch takes at least 2 s), or later if the events
+	// only show it then.
 	ev := crashWatchProgress(t, c, runPath+"/eventos", func(ev RunEvent) bool {
-		return ev.Finished || ev.Progress.Done > 0
+		return ev.Finished || ev.Progress.Batches > 0 || ev.Progress.Done > 0
 	})
 	if ev.Finished || ev.Progress.Done >= rows {
 		t.Fatalf("the run got to the end before the kill: %+v", ev)
 	}
+	// let the batch PUTs reach the sandbox (0.5-1.5 s each) while no
+	// batch's charges can have been fetched yet (2-4 s each after that)
+	time.Sleep(1200 * time.Millisecond)
 	p.kill9(t)
 	t.Logf("killed with %d/%d rows done (%s) after %s", ev.Progress.Done, ev.Progress.Total, ev.Progress.Phase,
 		time.Since(start).Round(time.Millisecond))

@@ -163,6 +163,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.hub = newHub()
+	// the embedded sandbox serves every run on the embedded account and
+	// the documents their results link to: it starts with the server
+	if _, err := s.embedded(); err != nil {
+		return nil, fmt.Errorf("serviço embutido: %w", err)
+	}
 	if err := s.startQueue(ctx); err != nil {
 		return nil, err
 	}
