@@ -271,7 +271,7 @@ func TestProgressEventsEverySecond(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	benchSetFaults(t, sb.URL, `{"all":{"latency":"20ms"},"routes":{"PUT /v2/lotecobv/:id":{"latency":"600ms","jitter":"200ms"},"GET /v2/cobv":{"latency":"100ms"}}}`)
+	crashSetFaults(t, sb.URL, `{"all":{"latency":"20ms"},"routes":{"PUT /v2/lotecobv/:id":{"latency":"600ms","jitter":"200ms"},"GET /v2/cobv":{"latency":"100ms"}}}`)
 
 	dir := t.TempDir()
 	p := filepath.Join(dir, "cobrancas.csv")
@@ -396,25 +396,6 @@ func TestProgressEventsEverySecond(t *testing.T) {
 		seq = append(seq, fmt.Sprintf("%s %s %d/%d", g.at.Sub(evs[0].at).Round(10*time.Millisecond), g.ev.Status, g.ev.Progress.Done, g.ev.Progress.Total))
 	}
 	t.Logf("events: %s", strings.Join(seq, ", "))
-}
-
-// benchSetFaults replaces the sandbox's fault configuration.
-func benchSetFaults(t testing.TB, sbURL, body string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, sbURL+"/sandbox/faults", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("PUT /sandbox/faults: %d %s", resp.StatusCode, b)
-	}
 }
 
 // benchResetPeakRSS resets the process's resident-memory high-water mark

@@ -47,23 +47,11 @@ import (
 )
 
 // adminTestPassword is the first administrator's password in btServer.
-const adminTestPassword = "senha-do-admin-1"
+const adminTestPassword = testAdminPassword
 
 // btServer starts the app on a loopback port with a fresh data folder; it
 // is closed when the test ends.
-func btServer(t testing.TB) *Server {
-	t.Helper()
-	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AdminPassword: adminTestPassword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
-}
+func btServer(t testing.TB) *Server { return startServer(t) }
 
 // chromiumPath finds Chromium. Without it a test fails in CI (CI is set)
 // and skips elsewhere.

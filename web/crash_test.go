@@ -355,7 +355,7 @@ func crashLogin(t *testing.T, base string) *client {
 }
 
 // crashSetFaults replaces the sandbox's fault configuration.
-func crashSetFaults(t *testing.T, sbURL, body string) {
+func crashSetFaults(t testing.TB, sbURL, body string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPut, sbURL+"/sandbox/faults", strings.NewReader(body))
 	if err != nil {
