@@ -197,19 +197,8 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 	t.Logf("checked in %s", time.Since(start).Round(time.Millisecond))
 }
 
-// crashBuildRemessa builds the remessa command into the test's temporary
-// folder.
-func crashBuildRemessa(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "remessa")
-	// go test puts the go command of its own GOROOT first on PATH.
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/remessa")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+// crashBuildRemessa builds the remessa command (once per test process).
+func crashBuildRemessa(t *testing.T) string { return runtest.Binary(t) }
 
 // crashCobvSheet is a semicolon CSV of n cobv rows (valid CPFs, values
 // that differ, due in 30 days) and each row's value in cents by key.

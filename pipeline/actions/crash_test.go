@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"remessa/api"
 	"remessa/pipeline/actions"
 	"remessa/pipeline/results"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/rules"
 )
@@ -37,55 +36,18 @@ const (
 	crashSecret = "Client_Secret_acoes"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	runtest.RemoveBinary()
 	os.Exit(code)
 }
 
-func binary(t testing.TB) string {
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "remessa-acoes-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "remessa")
-		if out, err := exec.Command("go", "build", "-o", binPath, "remessa/cmd/remessa").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+func binary(t testing.TB) string { return runtest.Binary(t) }
 
 func runBin(t testing.TB, env []string, args ...string) (int, string) {
-	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), "REMESSA_CLIENT_ID="+crashID, "REMESSA_CLIENT_SECRET="+crashSecret)
-	cmd.Env = append(cmd.Env, env...)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-			return -int(st.Signal()), string(out)
-		}
-		return ee.ExitCode(), string(out)
-	}
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	return 0, string(out)
+	t.Helper()
+	return runtest.Exec(t, append([]string{"REMESSA_CLIENT_ID=" + crashID, "REMESSA_CLIENT_SECRET=" + crashSecret}, env...), args...)
 }
 
 func startSandboxProc(t *testing.T, data string) string {

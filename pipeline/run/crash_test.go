@@ -3,9 +3,7 @@ package run_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -13,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +18,7 @@ import (
 	"remessa/api"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/sandbox"
 )
 
@@ -29,49 +27,19 @@ import (
 // (REMESSA_CRASH_AT=phase:n), resume them, and check that the sandbox holds
 // exactly one charge per row.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
 // TestMain starts building the binary at once, so the build overlaps the
 // package's other tests instead of delaying the crash tests.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if run := flag.Lookup("test.run").Value.String(); !testing.Short() && (run == "" || strings.Contains(run, "Crash")) {
-		go binOnce.Do(buildBinary)
+		runtest.BuildAhead()
 	}
 	code := m.Run()
-	binOnce.Do(func() {}) // wait for a build in progress
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	runtest.RemoveBinary()
 	os.Exit(code)
 }
 
-func binary(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(buildBinary)
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func buildBinary() {
-	dir, err := os.MkdirTemp("", "remessa-crash-bin")
-	if err != nil {
-		binErr = err
-		return
-	}
-	binPath = filepath.Join(dir, "remessa")
-	// go test puts the go command of its own GOROOT first on PATH.
-	cmd := exec.Command("go", "build", "-o", binPath, "remessa/cmd/remessa")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		binErr = fmt.Errorf("go build: %v\n%s", err, out)
-	}
-}
+func binary(t testing.TB) string { return runtest.Binary(t) }
 
 func freePort(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -117,21 +85,7 @@ func startSandboxProc(t testing.TB, data string, flags ...string) *sandboxProc {
 // runBin runs the binary and returns its exit code (-9 when killed by SIGKILL).
 func runBin(t testing.TB, env []string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Env = append(cmd.Env, "REMESSA_CLIENT_ID="+testClientID, "REMESSA_CLIENT_SECRET="+testClientSecret)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-			return -int(st.Signal()), string(out)
-		}
-		return ee.ExitCode(), string(out)
-	}
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	return 0, string(out)
+	return runtest.Exec(t, append(env, "REMESSA_CLIENT_ID="+testClientID, "REMESSA_CLIENT_SECRET="+testClientSecret), args...)
 }
 
 type crashCase struct {

@@ -5,10 +5,14 @@ package runtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"remessa/api"
@@ -115,4 +119,67 @@ func Cobv(t testing.TB, n int) *Issued {
 		}
 	}
 	return Issue(t, work, "cobv.yaml")
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// Binary builds the remessa command once per test process (into a
+// temporary folder) and returns its path. go test puts the go command of
+// its own GOROOT first on PATH, so the build uses the same Go.
+func Binary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(build)
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// BuildAhead starts building the binary in the background, so a package's
+// TestMain can overlap the build with its other tests.
+func BuildAhead() { go binOnce.Do(build) }
+
+// RemoveBinary waits for a build under way and removes the binary (a
+// TestMain calls it after the tests).
+func RemoveBinary() {
+	binOnce.Do(func() {})
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+}
+
+func build() {
+	dir, err := os.MkdirTemp("", "remessa-bin")
+	if err != nil {
+		binErr = err
+		return
+	}
+	binPath = filepath.Join(dir, "remessa")
+	if out, err := exec.Command("go", "build", "-o", binPath, "remessa/cmd/remessa").CombinedOutput(); err != nil {
+		binErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
+}
+
+// Exec runs the remessa command with args, env added to the environment,
+// and returns its exit code (-N when a signal N ended it) and its output.
+func Exec(t testing.TB, env []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return -int(st.Signal()), string(out)
+		}
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return 0, string(out)
 }
