@@ -30,6 +30,9 @@ import (
 // TestMain starts building the binary at once, so the build overlaps the
 // package's other tests instead of delaying the crash tests.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(scaleChildEnv); spec != "" {
+		os.Exit(scaleChild(spec))
+	}
 	flag.Parse()
 	if run := flag.Lookup("test.run").Value.String(); !testing.Short() && (run == "" || strings.Contains(run, "Crash")) {
 		runtest.BuildAhead()

@@ -33,7 +33,7 @@ func TestReconciliationCobvMonth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if clk, _ := ctl.Clock(ctx); clk.Today > due.AddDate(0, 0, -5).Format("2006-01-02") {
-		t.Skip("the sample's due date is less than 5 days away today: the early discount cannot be exercised")
+		t.Fatalf("the sample's due date (%s) should be more than 5 days away: its job says \"dia 10 do próximo mês\"", due.Format("2006-01-02"))
 	}
 	var issued, received, fine, discount, overdue int64
 	var onTime, late, unpaid int

@@ -64,9 +64,6 @@ func day(s string) time.Time {
 // jobs, the clock 90 days ahead, then `status`: every total of the
 // reconciliation equals the test's own sums, to the cent.
 func TestEscolaCycleToTheCent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the school's whole cycle takes a few seconds")
-	}
 	ctx := context.Background()
 	dir, rn, ctl, _, res, _ := issueEscola(t)
 	rows := res.Rows
