@@ -93,6 +93,7 @@ var flowDict = map[string][2]string{
 	"val.rows":     {"Linhas", "Rows"},
 	"val.accepted": {"Prontas", "Ready"},
 	"val.refused":  {"Com problemas", "With problems"},
+	"val.warning":  {"aviso", "warning"},
 	"val.warnings": {"Avisos", "Warnings"},
 	"val.filter":   {"Mostrar:", "Show:"},
 	"val.all":      {"todas", "all"},
