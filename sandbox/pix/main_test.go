@@ -1,0 +1,5 @@
+package pix_test
+
+import "testing"
+
+func testMain(m *testing.M) int { return m.Run() }
