@@ -171,6 +171,12 @@ func open(path string) (*Journal, error) {
 		db.Close()
 		return nil, fmt.Errorf("journal: %s: %w", path, err)
 	}
+	return newJournal(db, path)
+}
+
+// newJournal is the journal on db, whose tables exist (SQLite above; a
+// run's schema in Postgres, postgres.go). It closes db when it fails.
+func newJournal(db *sql.DB, path string) (*Journal, error) {
 	j := &Journal{db: db, path: path, now: time.Now, stmts: map[string]*sql.Stmt{}, cache: map[int64]cachedChunk{}}
 	c, err := loadCodec(db)
 	if err != nil {
