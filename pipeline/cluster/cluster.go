@@ -1,0 +1,421 @@
+// Package cluster is what runs spread over machines share in PostgreSQL
+// (remessa run --db, remessa worker --db; docs/postgres.md): the
+// connection, River's tables (migrated with rivermigrate) and client, the
+// River job that carries one unit of a run's work, the runs index, and
+// the per-unit advisory lock that keeps two workers off one unit.
+//
+// It knows nothing of how a unit is worked: pipeline/run registers the
+// worker (cluster.go there) and calls Open, NewClient and Enqueue.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// EnvDB names the variable that gives the database when --db is not given.
+const EnvDB = "REMESSA_DATABASE_URL"
+
+// Queue is River's queue of the units of runs.
+const Queue = "remessa_unidades"
+
+// DSN is the database URL of a command: its --db flag, else REMESSA_DATABASE_URL.
+func DSN(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(EnvDB)
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Mask is dsn without its password, for messages and logs.
+func Mask(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres://…"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// DB is an open cluster database.
+type DB struct {
+	Pool *pgxpool.Pool
+	DSN  string
+}
+
+// Close closes the pool.
+func (d *DB) Close() { d.Pool.Close() }
+
+// Open connects to the database at dsn and brings its tables up to date:
+// River's (rivermigrate) and the runs index, under an advisory lock so
+// that workers starting together migrate once.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	if !IsPostgres(dsn) {
+		return nil, fmt.Errorf("--db: esperado um endereço postgres://…, recebido %q", Mask(dsn))
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("banco %s: %v", Mask(dsn), scrub(err, dsn))
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "remessa"
+	if cfg.MaxConns < 8 {
+		cfg.MaxConns = 8
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("banco %s: %v", Mask(dsn), scrub(err, dsn))
+	}
+	d := &DB{Pool: pool, DSN: dsn}
+	if err := d.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("banco %s: %v", Mask(dsn), scrub(err, dsn))
+	}
+	return d, nil
+}
+
+// scrub keeps the password out of an error's text.
+func scrub(err error, dsn string) error {
+	u, perr := url.Parse(dsn)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	if pw, ok := u.User.Password(); ok && pw != "" && strings.Contains(err.Error(), pw) {
+		return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+	}
+	return err
+}
+
+const migrateLock = 0x72656d657373 // "remess": the advisory lock migrations run under
+
+const runsSchema = `
+CREATE TABLE IF NOT EXISTS remessa_runs(
+	run_id text PRIMARY KEY,
+	job_name text NOT NULL,
+	job_sha256 text NOT NULL,
+	input_sha256 text NOT NULL,
+	kind text NOT NULL,
+	service text NOT NULL,
+	dir text NOT NULL,
+	host text NOT NULL,
+	units integer NOT NULL,
+	rows_total integer NOT NULL,
+	started_at timestamptz NOT NULL,
+	finished_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS remessa_runs_same ON remessa_runs(job_sha256, input_sha256, service);
+`
+
+func (d *DB) migrate(ctx context.Context) error {
+	conn, err := d.Pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrateLock)); err != nil {
+		return err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
+	m, err := rivermigrate.New(riverpgxv5.New(d.Pool), nil)
+	if err != nil {
+		return fmt.Errorf("migrações do River: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrações do River: %w", err)
+	}
+	if _, err := conn.Exec(ctx, runsSchema); err != nil {
+		return fmt.Errorf("índice das execuções: %w", err)
+	}
+	return nil
+}
+
+// UnitArgs is the River job of one unit of a run: a cobv batch (Batch,
+// its number) or a range of carnet or slip rows (input indexes First ≤
+// idx < End).
+type UnitArgs struct {
+	Run   string `json:"run" river:"unique"`
+	Unit  int    `json:"unit" river:"unique"`
+	Batch int    `json:"batch,omitempty"`
+	First int    `json:"first,omitempty"`
+	End   int    `json:"end,omitempty"`
+}
+
+// Kind is River's name for the job.
+func (UnitArgs) Kind() string { return "remessa_unidade" }
+
+// InsertOpts: the units' queue; one job per unit of a run, whatever
+// enqueues it again (River's uniqueness by run and unit); many attempts
+// (a unit stopped by the service's quota or an outage is retried).
+func (UnitArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, MaxAttempts: 50, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// retryPolicy retries a unit soon: its journal says where it stopped.
+type retryPolicy struct{}
+
+func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	return time.Now().Add(min(time.Duration(job.Attempt)*time.Second, 30*time.Second))
+}
+
+// ClientConfig tunes a River client of the cluster.
+type ClientConfig struct {
+	Workers *river.Workers // nil: a client that only enqueues
+	Units   int            // units worked at once by this process (default 2)
+	// RescueAfter is how long a unit may stay running before River takes
+	// it as abandoned (its worker died) and gives it to another worker
+	// (default 15 s). A unit still alive then is protected by its
+	// advisory lock: the new attempt waits.
+	RescueAfter time.Duration
+}
+
+// NewClient is a River client on the cluster's database.
+func NewClient(d *DB, c ClientConfig) (*river.Client[pgx.Tx], error) {
+	cfg := &river.Config{
+		JobTimeout:                  -1,
+		RescueStuckJobsAfter:        c.RescueAfter,
+		RetryPolicy:                 retryPolicy{},
+		FetchPollInterval:           200 * time.Millisecond,
+		FetchCooldown:               20 * time.Millisecond,
+		CompletedJobRetentionPeriod: 7 * 24 * time.Hour,
+	}
+	if cfg.RescueStuckJobsAfter <= 0 {
+		cfg.RescueStuckJobsAfter = 15 * time.Second
+	}
+	if c.Workers != nil {
+		cfg.Workers = c.Workers
+		cfg.Queues = map[string]river.QueueConfig{Queue: {MaxWorkers: max(1, c.Units)}}
+		if c.Units <= 0 {
+			cfg.Queues[Queue] = river.QueueConfig{MaxWorkers: 2}
+		}
+	}
+	return river.NewClient(riverpgxv5.New(d.Pool), cfg)
+}
+
+// meta is what a unit's job carries in River's metadata: its run, so a
+// run's jobs are listed by it.
+func meta(runID string) []byte {
+	b, _ := json.Marshal(map[string]string{"remessa_run": runID})
+	return b
+}
+
+// Enqueue inserts the jobs of a run's units, in one transaction. A unit
+// already enqueued (a run enqueued again) is not inserted twice.
+func Enqueue(ctx context.Context, c *river.Client[pgx.Tx], units []UnitArgs) error {
+	params := make([]river.InsertManyParams, len(units))
+	for i, u := range units {
+		opts := u.InsertOpts()
+		opts.Metadata = meta(u.Run)
+		params[i] = river.InsertManyParams{Args: u, InsertOpts: &opts}
+	}
+	for len(params) > 0 {
+		n := min(len(params), 1000)
+		if _, err := c.InsertMany(ctx, params[:n]); err != nil {
+			return fmt.Errorf("fila: %w", err)
+		}
+		params = params[n:]
+	}
+	return nil
+}
+
+// Progress is how a run's units stand in River.
+type Progress struct {
+	Total, Completed, Running, Waiting, Failed int
+	Errors                                     []string // the last error of each discarded unit
+}
+
+// Done reports whether no unit will run again.
+func (p Progress) Done() bool { return p.Running == 0 && p.Waiting == 0 }
+
+// UnitProgress counts the jobs of run runID by state.
+func UnitProgress(ctx context.Context, c *river.Client[pgx.Tx], runID string) (Progress, error) {
+	var p Progress
+	params := river.NewJobListParams().Kinds(UnitArgs{}.Kind()).Metadata(string(meta(runID))).First(10000)
+	for {
+		res, err := c.JobList(ctx, params)
+		if err != nil {
+			return p, fmt.Errorf("fila: %w", err)
+		}
+		for _, j := range res.Jobs {
+			p.Total++
+			switch j.State {
+			case rivertype.JobStateCompleted:
+				p.Completed++
+			case rivertype.JobStateRunning:
+				p.Running++
+			case rivertype.JobStateDiscarded, rivertype.JobStateCancelled:
+				p.Failed++
+				if n := len(j.Errors); n > 0 {
+					p.Errors = append(p.Errors, j.Errors[n-1].Error)
+				}
+			default:
+				p.Waiting++
+			}
+		}
+		if len(res.Jobs) < 10000 || res.LastCursor == nil {
+			return p, nil
+		}
+		params = params.After(res.LastCursor)
+	}
+}
+
+// Lock is a unit's advisory lock, held by a connection of its own for as
+// long as the unit is worked: a worker that dies loses its connection and
+// with it the lock.
+type Lock struct {
+	conn *pgxpool.Conn
+	key  int64
+	lost chan struct{}
+	stop chan struct{}
+}
+
+// LockUnit takes unit's advisory lock without waiting; nil, nil when
+// another worker holds it.
+func LockUnit(ctx context.Context, d *DB, runID string, unit int) (*Lock, error) {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "remessa:%s:%d", runID, unit)
+	key := int64(h.Sum64())
+	conn, err := d.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
+		conn.Release()
+		return nil, err
+	}
+	if !ok {
+		conn.Release()
+		return nil, nil
+	}
+	l := &Lock{conn: conn, key: key, lost: make(chan struct{}), stop: make(chan struct{})}
+	go l.watch()
+	return l, nil
+}
+
+// watch checks the lock's connection every second; Lost is closed when it
+// fails (the lock may then be another worker's: stop sending).
+func (l *Lock) watch() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := l.conn.Ping(ctx)
+			cancel()
+			if err != nil {
+				close(l.lost)
+				return
+			}
+		}
+	}
+}
+
+// Lost is closed when the lock's connection failed.
+func (l *Lock) Lost() <-chan struct{} { return l.lost }
+
+// Release gives the lock back.
+func (l *Lock) Release() {
+	close(l.stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, l.key); err != nil {
+		// the session's locks go with the connection
+		l.conn.Hijack().Close(ctx)
+		return
+	}
+	l.conn.Release()
+}
+
+// Run is a run in the runs index.
+type Run struct {
+	RunID, JobName, JobSHA256, InputSHA256, Kind, Service, Dir, Host string
+	Units, Rows                                                      int
+	StartedAt                                                        time.Time
+	FinishedAt                                                       *time.Time
+}
+
+// AddRun records a run in the index.
+func AddRun(ctx context.Context, d *DB, r Run) error {
+	_, err := d.Pool.Exec(ctx, `INSERT INTO remessa_runs(run_id,job_name,job_sha256,input_sha256,kind,service,dir,host,units,rows_total,started_at)
+		VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`, r.RunID, r.JobName, r.JobSHA256, r.InputSHA256, r.Kind, r.Service, r.Dir, r.Host, r.Units, r.Rows, r.StartedAt)
+	if err != nil {
+		return fmt.Errorf("índice das execuções: %w", err)
+	}
+	return nil
+}
+
+// FinishRun records that a run's units are all done.
+func FinishRun(ctx context.Context, d *DB, runID string, at time.Time) error {
+	_, err := d.Pool.Exec(ctx, `UPDATE remessa_runs SET finished_at=$2 WHERE run_id=$1 AND finished_at IS NULL`, runID, at)
+	return err
+}
+
+// Earlier is the latest run of the same job on the same input and service, if any.
+func Earlier(ctx context.Context, d *DB, jobSHA, inputSHA, service string) (*Run, error) {
+	rs, err := listRuns(ctx, d, `WHERE job_sha256=$1 AND input_sha256=$2 AND service=$3 ORDER BY started_at DESC LIMIT 1`, jobSHA, inputSHA, service)
+	if err != nil || len(rs) == 0 {
+		return nil, err
+	}
+	return &rs[0], nil
+}
+
+// GetRun is run runID from the index.
+func GetRun(ctx context.Context, d *DB, runID string) (*Run, error) {
+	rs, err := listRuns(ctx, d, `WHERE run_id=$1`, runID)
+	if err != nil || len(rs) == 0 {
+		return nil, err
+	}
+	return &rs[0], nil
+}
+
+// Runs lists the index's runs, the latest first.
+func Runs(ctx context.Context, d *DB, limit int) ([]Run, error) {
+	return listRuns(ctx, d, `ORDER BY started_at DESC LIMIT $1`, limit)
+}
+
+func listRuns(ctx context.Context, d *DB, where string, args ...any) ([]Run, error) {
+	rows, err := d.Pool.Query(ctx, `SELECT run_id,job_name,job_sha256,input_sha256,kind,service,dir,host,units,rows_total,started_at,finished_at FROM remessa_runs `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("índice das execuções: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		if err := rows.Scan(&r.RunID, &r.JobName, &r.JobSHA256, &r.InputSHA256, &r.Kind, &r.Service, &r.Dir, &r.Host, &r.Units, &r.Rows, &r.StartedAt, &r.FinishedAt); err != nil {
+			return nil, fmt.Errorf("índice das execuções: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
