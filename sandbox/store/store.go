@@ -1,13 +1,18 @@
-// Package store persists the sandbox's state in an embedded SQLite database
-// (modernc.org/sqlite, no cgo) as JSON documents keyed by kind, account and
-// id, plus durable counters.
+// Package store persists the sandbox's state as JSON documents keyed by
+// kind, account and id, secondary index rows (listing filters and aliases)
+// and durable counters, in one of two backends behind the same API: an
+// embedded SQLite database (modernc.org/sqlite, no cgo; the default) or
+// PostgreSQL (pgx), which several sandbox instances may share.
 //
-// Domain packages keep their working state in memory, load it with Each at
-// start and write through with Tx before answering. Writers are serialised;
-// readers run concurrently (WAL). With the default synchronous=NORMAL a
-// committed transaction is in the WAL file before Tx returns, so it survives
-// a kill -9 of the process; Options.Sync = SyncFull also fsyncs every commit
-// so it survives a power loss (see docs/sandbox-core.md for the figures).
+// Modules read documents from the store (through a bounded Cache of decoded
+// documents) and write through with Tx before answering; what a request
+// decides is read inside its write transaction. Writers are serialised: by
+// one connection on SQLite, by a transaction-scoped advisory lock on
+// PostgreSQL (across every instance); readers run concurrently. With
+// SQLite's default synchronous=NORMAL a committed transaction is in the WAL
+// file before Tx returns, so it survives a kill -9 of the process;
+// Options.Sync = SyncFull also fsyncs every commit so it survives a power
+// loss (see docs/sandbox-core.md for the figures).
 package store
 
 import (
@@ -19,10 +24,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
 )
 
 // Memory is the path that opens a private throw-away database (tests): a
@@ -40,23 +48,79 @@ const (
 
 // Options tune Open.
 type Options struct {
-	Sync        Sync          // default SyncNormal
-	BusyTimeout time.Duration // default 5s
+	Sync        Sync          // SQLite only; default SyncNormal
+	BusyTimeout time.Duration // SQLite only; default 5s
+	// CacheSize bounds each Cache made on the store (decoded documents);
+	// 0 = DefaultCacheSize, negative = no caching. On PostgreSQL caches
+	// are always off (another instance may change any document).
+	CacheSize int
+}
+
+// DefaultCacheSize is the number of decoded documents a Cache keeps.
+const DefaultCacheSize = 8192
+
+// IsPostgres tells whether path names a PostgreSQL database
+// (postgres:// or postgresql:// URL) rather than a SQLite file.
+func IsPostgres(path string) bool {
+	return strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://")
+}
+
+// Redact masks the password of a PostgreSQL URL (for messages); other
+// paths are returned unchanged.
+func Redact(path string) string {
+	if !IsPostgres(path) {
+		return path
+	}
+	u, err := url.Parse(path)
+	if err != nil {
+		return "postgres://…"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// backend is what differs between SQLite and PostgreSQL: the connections,
+// the schema, the dialect of a few statements and how writers are
+// serialised. Everything else in Store is shared.
+type backend interface {
+	name() string
+	// open connects and returns the writer and reader pools (they may be
+	// the same).
+	open(path string, o Options) (w, r *sql.DB, err error)
+	migrate(ctx context.Context, w *sql.DB) error
+	// rebind turns the ?-placeholders of q into the backend's.
+	rebind(q string) string
+	// begin starts a write transaction holding the cross-writer lock.
+	begin(ctx context.Context, w *sql.DB) (*sql.Tx, error)
+	setSeqSQL() string
+	nextSeqSQL() string
+	// shared tells whether other processes may write the same database
+	// (caches off).
+	shared() bool
 }
 
 // Store is an open database. It is safe for concurrent use.
 type Store struct {
 	path   string
-	tmpDir string  // for Memory: removed by Close
-	w      *sql.DB // single writer connection
+	tmpDir string // for Memory: removed by Close
+	be     backend
+	w      *sql.DB // writer (SQLite: one connection)
 	r      *sql.DB // readers
 	mu     sync.Mutex
-	put    *sql.Stmt // hot statements, prepared once on w
-	setSeq *sql.Stmt
+	opts   Options
+	q      map[string]string // rebound statements
 }
 
-// Open opens (creating if needed) the database at path with default options.
-// Path ":memory:" gives a private throw-away database.
+// Open opens (creating if needed) the database at path with default
+// options. Path ":memory:" gives a private throw-away SQLite database; a
+// postgres:// URL opens PostgreSQL.
 func Open(path string) (*Store, error) { return OpenWith(path, Options{}) }
 
 // OpenWith opens the database at path with opts.
@@ -70,41 +134,32 @@ func OpenWith(path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
 	}
-	s := &Store{path: path}
-	if path == Memory || path == "" {
-		// A private database in a temporary directory removed by Close.
-		// (A real :memory: database lives in one connection, which would
-		// make a read inside a write transaction wait for itself; this
-		// keeps the file store's semantics: one writer, parallel readers.)
-		dir, err := os.MkdirTemp("", "remessa-store-")
-		if err != nil {
-			return nil, fmt.Errorf("store: temporary database: %w", err)
-		}
-		s.tmpDir = dir
-		path = filepath.Join(dir, "mem.db")
+	if opts.CacheSize == 0 {
+		opts.CacheSize = DefaultCacheSize
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("store: create data dir %s: %w", dir, err)
+	s := &Store{path: path, opts: opts}
+	if IsPostgres(path) {
+		s.be = pgBackend{}
+	} else {
+		s.be = sqliteBackend{}
+		if path == Memory || path == "" {
+			// A private database in a temporary directory removed by Close.
+			// (A real :memory: database lives in one connection, which would
+			// make a read inside a write transaction wait for itself; this
+			// keeps the file store's semantics: one writer, parallel readers.)
+			dir, err := os.MkdirTemp("", "remessa-store-")
+			if err != nil {
+				return nil, fmt.Errorf("store: temporary database: %w", err)
+			}
+			s.tmpDir = dir
+			path = filepath.Join(dir, "mem.db")
 		}
 	}
-	u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
-	w, err := sql.Open("sqlite", u+pragmas(opts, true)[1:]+"&_txlock=immediate")
+	w, r, err := s.be.open(path, opts)
 	if err != nil {
 		s.removeTmp()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, err
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", u+pragmas(opts, true)[1:])
-	if err != nil {
-		w.Close()
-		s.removeTmp()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
 	s.w, s.r = w, r
 	if err := s.migrate(); err != nil {
 		s.Close()
@@ -113,59 +168,55 @@ func OpenWith(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func pragmas(o Options, wal bool) string {
-	q := "&_pragma=busy_timeout(" + fmt.Sprint(o.BusyTimeout.Milliseconds()) + ")" +
-		"&_pragma=synchronous(" + string(o.Sync) + ")"
-	if wal {
-		q = "&_pragma=journal_mode(WAL)" + q
-	}
-	return q
-}
-
-const schema = `
-CREATE TABLE IF NOT EXISTS docs (
-	kind       TEXT NOT NULL,
-	account    TEXT NOT NULL,
-	id         TEXT NOT NULL,
-	json       BLOB NOT NULL,
-	updated_at INTEGER NOT NULL,
-	PRIMARY KEY (kind, account, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS seq (
-	name  TEXT PRIMARY KEY,
-	value INTEGER NOT NULL
-) WITHOUT ROWID;
-`
-
 func (s *Store) migrate() error {
-	if _, err := s.w.Exec(schema); err != nil {
-		return fmt.Errorf("store: create schema in %s: %w", s.path, err)
+	ctx := context.Background()
+	if err := s.be.migrate(ctx, s.w); err != nil {
+		return fmt.Errorf("store: create schema in %s: %w", Redact(s.path), err)
 	}
-	if err := s.r.Ping(); err != nil {
-		return fmt.Errorf("store: open readers on %s: %w", s.path, err)
+	if err := s.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: open readers on %s: %w", Redact(s.path), err)
 	}
-	var err error
-	if s.put, err = s.w.Prepare(qPut); err != nil {
-		return fmt.Errorf("store: prepare in %s: %w", s.path, err)
+	s.q = map[string]string{}
+	for name, q := range queries {
+		s.q[name] = s.be.rebind(q)
 	}
-	if s.setSeq, err = s.w.Prepare(qSetSeq); err != nil {
-		return fmt.Errorf("store: prepare in %s: %w", s.path, err)
-	}
+	s.q["setSeq"] = s.be.rebind(s.be.setSeqSQL())
+	s.q["nextSeq"] = s.be.rebind(s.be.nextSeqSQL())
 	return nil
 }
 
-// Path returns the path the store was opened with.
-func (s *Store) Path() string { return s.path }
+// queries in the ?-dialect, rebound per backend at open.
+var queries = map[string]string{
+	"put": `INSERT INTO docs(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?)
+		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`,
+	"get":    `SELECT json FROM docs WHERE kind = ? AND account = ? AND id = ?`,
+	"delete": `DELETE FROM docs WHERE kind = ? AND account = ? AND id = ?`,
+	"each":   `SELECT account, id, json FROM docs WHERE kind = ? ORDER BY account, id`,
+	"eachIn": `SELECT account, id, json FROM docs WHERE kind = ? AND account = ? ORDER BY id`,
+	"seq":    `SELECT value FROM seq WHERE name = ?`,
+	"putIdx": `INSERT INTO idx(kind, account, id, owner, n, s1, s2, s3, s4, i1, i2, i3) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT(kind, account, id) DO UPDATE SET owner = excluded.owner, n = excluded.n, s1 = excluded.s1,
+		 s2 = excluded.s2, s3 = excluded.s3, s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3`,
+	"getIdx": `SELECT owner, n, s1, s2, s3, s4, i1, i2, i3 FROM idx WHERE kind = ? AND account = ? AND id = ?`,
+	"delIdx": `DELETE FROM idx WHERE kind = ? AND account = ? AND id = ?`,
+}
+
+// Path returns the path the store was opened with (a PostgreSQL URL with
+// its password masked).
+func (s *Store) Path() string { return Redact(s.path) }
+
+// Backend names the backend: "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.be.name() }
+
+// Shared tells whether other processes may write the same database
+// (PostgreSQL): nothing read outside a write transaction may then be
+// trusted to stay current, and caches are off.
+func (s *Store) Shared() bool { return s.be.shared() }
 
 // Close closes the database; pending transactions must have finished.
 func (s *Store) Close() error {
 	var err error
-	for _, st := range []*sql.Stmt{s.put, s.setSeq} {
-		if st != nil {
-			st.Close()
-		}
-	}
-	if s.r != nil {
+	if s.r != nil && s.r != s.w {
 		err = s.r.Close()
 	}
 	if s.w != nil {
@@ -187,27 +238,34 @@ func (s *Store) removeTmp() {
 // Tx is a write transaction. It is valid only inside the function given to
 // Store.Tx and must not be used from other goroutines.
 type Tx struct {
-	ctx context.Context
-	tx  *sql.Tx
-	s   *Store
-	now int64
+	ctx      context.Context
+	tx       *sql.Tx
+	s        *Store
+	now      int64
+	onCommit []func()
+	written  map[docKey]bool // documents written (caches read them from the transaction)
 }
+
+type docKey struct{ kind, account, id string }
 
 // ErrNotFound may be returned by Delete callers that care; Delete itself
 // does not fail on a missing document.
 var ErrNotFound = errors.New("store: not found")
 
-// Tx runs fn in a write transaction; writers are serialised. If fn returns
-// an error or panics the transaction is rolled back, otherwise it is
-// committed (and durable, see the package doc) before Tx returns. The
-// cancellation of ctx (a client hanging up) does not interrupt a
-// transaction: a handler's write completes or fails on its own merits.
-// Inside fn read with tx.Get (it sees the transaction's writes).
+// Tx runs fn in a write transaction; writers are serialised (on
+// PostgreSQL across every process sharing the database). If fn returns an
+// error or panics the transaction is rolled back, otherwise it is
+// committed (and durable, see the package doc) before Tx returns; then the
+// functions registered with OnCommit run, in order, still serialised with
+// the other writers. The cancellation of ctx (a client hanging up) does
+// not interrupt a transaction: a handler's write completes or fails on its
+// own merits. Inside fn read with tx.Get (it sees the transaction's
+// writes).
 func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	ctx = context.WithoutCancel(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sqlTx, err := s.w.BeginTx(ctx, nil)
+	sqlTx, err := s.be.begin(ctx, s.w)
 	if err != nil {
 		return fmt.Errorf("store: begin transaction: %w", err)
 	}
@@ -225,15 +283,23 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	committed = true
+	for _, f := range tx.onCommit {
+		f()
+	}
 	return nil
 }
 
-const (
-	qPut = `INSERT INTO docs(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?)
-		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`
-	qSetSeq = `INSERT INTO seq(name, value) VALUES (?, ?)
-		 ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)`
-)
+// OnCommit registers f to run after the transaction commits (not if it
+// rolls back).
+func (tx *Tx) OnCommit(f func()) { tx.onCommit = append(tx.onCommit, f) }
+
+// Context is the transaction's context (never cancelled).
+func (tx *Tx) Context() context.Context { return tx.ctx }
+
+func (tx *Tx) exec(name string, args ...any) error {
+	_, err := tx.tx.ExecContext(tx.ctx, tx.s.q[name], args...)
+	return err
+}
 
 // Put stores v as JSON under (kind, account, id), replacing any previous
 // document.
@@ -247,28 +313,47 @@ func (tx *Tx) Put(kind, account, id string, v any) error {
 
 // PutRaw stores an already encoded JSON document.
 func (tx *Tx) PutRaw(kind, account, id string, raw []byte) error {
-	_, err := tx.tx.StmtContext(tx.ctx, tx.s.put).ExecContext(tx.ctx, kind, account, id, raw, tx.now)
-	if err != nil {
+	if err := tx.exec("put", kind, account, id, raw, tx.now); err != nil {
 		return fmt.Errorf("store: put %s/%s/%s: %w", kind, account, id, err)
 	}
+	tx.markWritten(kind, account, id)
 	return nil
+}
+
+func (tx *Tx) markWritten(kind, account, id string) {
+	if tx.written == nil {
+		tx.written = map[docKey]bool{}
+	}
+	tx.written[docKey{kind, account, id}] = true
 }
 
 // Get reads a document inside the transaction (it sees the transaction's
 // own writes); found is false when there is none.
 func (tx *Tx) Get(kind, account, id string, v any) (found bool, err error) {
 	var raw []byte
-	err = tx.tx.QueryRowContext(tx.ctx, `SELECT json FROM docs WHERE kind = ? AND account = ? AND id = ?`,
-		kind, account, id).Scan(&raw)
+	err = tx.tx.QueryRowContext(tx.ctx, tx.s.q["get"], kind, account, id).Scan(&raw)
 	return decodeRow(kind, account, id, raw, err, v)
+}
+
+// GetRaw is Get without decoding; nil when there is none.
+func (tx *Tx) GetRaw(kind, account, id string) ([]byte, error) {
+	var raw []byte
+	err := tx.tx.QueryRowContext(tx.ctx, tx.s.q["get"], kind, account, id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get %s/%s/%s: %w", kind, account, id, err)
+	}
+	return raw, nil
 }
 
 // Delete removes the document; deleting a missing document is not an error.
 func (tx *Tx) Delete(kind, account, id string) error {
-	_, err := tx.tx.ExecContext(tx.ctx, `DELETE FROM docs WHERE kind = ? AND account = ? AND id = ?`, kind, account, id)
-	if err != nil {
+	if err := tx.exec("delete", kind, account, id); err != nil {
 		return fmt.Errorf("store: delete %s/%s/%s: %w", kind, account, id, err)
 	}
+	tx.markWritten(kind, account, id)
 	return nil
 }
 
@@ -276,20 +361,26 @@ func (tx *Tx) Delete(kind, account, id string) error {
 // the first value is 1.
 func (tx *Tx) NextSeq(name string) (int64, error) {
 	var v int64
-	err := tx.tx.QueryRowContext(tx.ctx,
-		`INSERT INTO seq(name, value) VALUES (?, 1)
-		 ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value`, name).Scan(&v)
-	if err != nil {
+	if err := tx.tx.QueryRowContext(tx.ctx, tx.s.q["nextSeq"], name).Scan(&v); err != nil {
 		return 0, fmt.Errorf("store: next value of sequence %q: %w", name, err)
 	}
 	return v, nil
 }
 
+// NextSeqN reserves n consecutive values of counter name and returns the
+// first.
+func (tx *Tx) NextSeqN(name string, n int) (int64, error) {
+	first, err := tx.NextSeq(name)
+	if err != nil || n <= 1 {
+		return first, err
+	}
+	return first, tx.SetSeq(name, first+int64(n)-1)
+}
+
 // SetSeq sets the counter name to at least v (it never goes back); useful
 // to start ids at a realistic number.
 func (tx *Tx) SetSeq(name string, v int64) error {
-	_, err := tx.tx.StmtContext(tx.ctx, tx.s.setSeq).ExecContext(tx.ctx, name, v)
-	if err != nil {
+	if err := tx.exec("setSeq", name, v); err != nil {
 		return fmt.Errorf("store: set sequence %q: %w", name, err)
 	}
 	return nil
@@ -299,9 +390,21 @@ func (tx *Tx) SetSeq(name string, v int64) error {
 // there is none.
 func (s *Store) Get(ctx context.Context, kind, account, id string, v any) (found bool, err error) {
 	var raw []byte
-	err = s.r.QueryRowContext(ctx, `SELECT json FROM docs WHERE kind = ? AND account = ? AND id = ?`,
-		kind, account, id).Scan(&raw)
+	err = s.r.QueryRowContext(ctx, s.q["get"], kind, account, id).Scan(&raw)
 	return decodeRow(kind, account, id, raw, err, v)
+}
+
+// GetRaw is Get without decoding; nil when there is none.
+func (s *Store) GetRaw(ctx context.Context, kind, account, id string) ([]byte, error) {
+	var raw []byte
+	err := s.r.QueryRowContext(ctx, s.q["get"], kind, account, id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get %s/%s/%s: %w", kind, account, id, err)
+	}
+	return raw, nil
 }
 
 func decodeRow(kind, account, id string, raw []byte, err error, v any) (bool, error) {
@@ -323,24 +426,18 @@ func decodeRow(kind, account, id string, raw []byte, err error, v any) (bool, er
 // is only valid during the call. An error from fn stops the iteration and
 // is returned.
 func (s *Store) Each(ctx context.Context, kind string, fn func(account, id string, raw []byte) error) error {
-	return s.each(ctx, fn, `SELECT account, id, json FROM docs WHERE kind = ? ORDER BY account, id`, kind)
+	return eachRow(ctx, s.r.QueryContext, fn, s.q["each"], kind)
 }
 
 // EachIn is Each restricted to one account.
 func (s *Store) EachIn(ctx context.Context, kind, account string, fn func(id string, raw []byte) error) error {
-	return s.each(ctx, func(_, id string, raw []byte) error { return fn(id, raw) }, qEachIn, kind, account)
+	return eachRow(ctx, s.r.QueryContext, func(_, id string, raw []byte) error { return fn(id, raw) }, s.q["eachIn"], kind, account)
 }
 
 // EachIn is Store.EachIn inside the transaction (it sees the transaction's
 // own writes). fn must not write to the transaction.
 func (tx *Tx) EachIn(kind, account string, fn func(id string, raw []byte) error) error {
-	return eachRow(tx.ctx, tx.tx.QueryContext, func(_, id string, raw []byte) error { return fn(id, raw) }, qEachIn, kind, account)
-}
-
-const qEachIn = `SELECT account, id, json FROM docs WHERE kind = ? AND account = ? ORDER BY id`
-
-func (s *Store) each(ctx context.Context, fn func(account, id string, raw []byte) error, q string, args ...any) error {
-	return eachRow(ctx, s.r.QueryContext, fn, q, args...)
+	return eachRow(tx.ctx, tx.tx.QueryContext, func(_, id string, raw []byte) error { return fn(id, raw) }, tx.s.q["eachIn"], kind, account)
 }
 
 func eachRow(ctx context.Context, query func(context.Context, string, ...any) (*sql.Rows, error),
@@ -369,7 +466,7 @@ func eachRow(ctx context.Context, query func(context.Context, string, ...any) (*
 // Seq returns the current value of counter name (0 if never used).
 func (s *Store) Seq(ctx context.Context, name string) (int64, error) {
 	var v int64
-	err := s.r.QueryRowContext(ctx, `SELECT value FROM seq WHERE name = ?`, name).Scan(&v)
+	err := s.r.QueryRowContext(ctx, s.q["seq"], name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -377,4 +474,186 @@ func (s *Store) Seq(ctx context.Context, name string) (int64, error) {
 		return 0, fmt.Errorf("store: read sequence %q: %w", name, err)
 	}
 	return v, nil
+}
+
+// --- SQLite ---------------------------------------------------------------
+
+type sqliteBackend struct{}
+
+func (sqliteBackend) name() string           { return "sqlite" }
+func (sqliteBackend) shared() bool           { return false }
+func (sqliteBackend) rebind(q string) string { return q }
+func (sqliteBackend) setSeqSQL() string {
+	return `INSERT INTO seq(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)`
+}
+func (sqliteBackend) nextSeqSQL() string {
+	return `INSERT INTO seq(name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value`
+}
+
+func (sqliteBackend) open(path string, o Options) (w, r *sql.DB, err error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("store: create data dir %s: %w", dir, err)
+		}
+	}
+	u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
+	p := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10) + ")" +
+		"&_pragma=synchronous(" + string(o.Sync) + ")"
+	w, err = sql.Open("sqlite", u+p+"&_txlock=immediate")
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err = sql.Open("sqlite", u+p)
+	if err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	return w, r, nil
+}
+
+const sqliteSchema = `
+CREATE TABLE IF NOT EXISTS docs (
+	kind       TEXT NOT NULL,
+	account    TEXT NOT NULL,
+	id         TEXT NOT NULL,
+	json       BLOB NOT NULL,
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (kind, account, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS seq (
+	name  TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS idx (
+	kind    TEXT NOT NULL,
+	account TEXT NOT NULL,
+	id      TEXT NOT NULL,
+	owner   TEXT NOT NULL,
+	n       INTEGER NOT NULL,
+	s1 TEXT NOT NULL, s2 TEXT NOT NULL, s3 TEXT NOT NULL, s4 TEXT NOT NULL,
+	i1 INTEGER NOT NULL, i2 INTEGER NOT NULL, i3 INTEGER NOT NULL,
+	PRIMARY KEY (kind, account, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, s1, s2, s3, s4);
+`
+
+func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
+	_, err := w.ExecContext(ctx, sqliteSchema)
+	return err
+}
+
+func (sqliteBackend) begin(ctx context.Context, w *sql.DB) (*sql.Tx, error) {
+	return w.BeginTx(ctx, nil) // BEGIN IMMEDIATE on the one writer connection
+}
+
+// --- PostgreSQL ------------------------------------------------------------
+
+type pgBackend struct{}
+
+// writeLock is the pg_advisory_xact_lock key every write transaction
+// takes: one writer at a time across every instance, as SQLite's.
+const writeLock = 0x72656d657373 // "remess"
+
+func (pgBackend) name() string { return "postgres" }
+func (pgBackend) shared() bool { return true }
+
+func (pgBackend) rebind(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, c := range q {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func (pgBackend) setSeqSQL() string {
+	return `INSERT INTO seq(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = GREATEST(seq.value, excluded.value)`
+}
+func (pgBackend) nextSeqSQL() string {
+	return `INSERT INTO seq(name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = seq.value + 1 RETURNING value`
+}
+
+func (pgBackend) open(path string, o Options) (w, r *sql.DB, err error) {
+	db, err := sql.Open("pgx", path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: open %s: %w", Redact(path), err)
+	}
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("store: connect to %s: %w", Redact(path), scrub(err, path))
+	}
+	return db, db, nil
+}
+
+// scrub removes path (a URL that may hold a password) from an error's
+// text, in case a driver quotes it.
+func scrub(err error, path string) error {
+	if err == nil || !strings.Contains(err.Error(), path) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), path, Redact(path)))
+}
+
+var pgSchema = []string{
+	`CREATE TABLE IF NOT EXISTS docs (
+		kind       TEXT NOT NULL,
+		account    TEXT NOT NULL,
+		id         TEXT NOT NULL,
+		json       BYTEA NOT NULL,
+		updated_at BIGINT NOT NULL,
+		PRIMARY KEY (kind, account, id))`,
+	`CREATE TABLE IF NOT EXISTS seq (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS idx (
+		kind    TEXT NOT NULL,
+		account TEXT NOT NULL,
+		id      TEXT NOT NULL,
+		owner   TEXT NOT NULL,
+		n       BIGINT NOT NULL,
+		s1 TEXT NOT NULL, s2 TEXT NOT NULL, s3 TEXT NOT NULL, s4 TEXT NOT NULL,
+		i1 BIGINT NOT NULL, i2 BIGINT NOT NULL, i3 BIGINT NOT NULL,
+		PRIMARY KEY (kind, account, id))`,
+	`CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id)`,
+}
+
+func (b pgBackend) migrate(ctx context.Context, w *sql.DB) error {
+	// Instances starting together would race on CREATE ... IF NOT EXISTS:
+	// the schema is made under the writers' lock.
+	tx, err := b.begin(ctx, w)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range pgSchema {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func (pgBackend) begin(ctx context.Context, w *sql.DB) (*sql.Tx, error) {
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(writeLock)); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
 }

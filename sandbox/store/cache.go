@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// Codec encodes and decodes the stored form of a Cache's documents; the
+// zero value is plain encoding/json. A module that stores less than it
+// serves (derived fields left out) rebuilds them in Decode.
+type Codec[T any] struct {
+	Encode func(account, id string, v *T) ([]byte, error)
+	Decode func(account, id string, raw []byte) (*T, error)
+}
+
+// Cache serves the documents of one kind decoded, keeping at most
+// Options.CacheSize of them (the recently used ones; two generations of
+// maps, the older dropped when the newer fills). Writes go through Put,
+// which installs the new value once its transaction commits. On a shared
+// store (PostgreSQL) the cache is off: every Get reads the database.
+//
+// Values handed out are shared: callers must not modify them (copy, change
+// the copy, Put the copy).
+type Cache[T any] struct {
+	s     *Store
+	kind  string
+	codec Codec[T]
+	max   int // 0 = off
+
+	mu       sync.Mutex
+	cur, old map[cacheKey]*T
+	gen      uint64 // bumped by every install: a reader's fill is dropped if it changed
+}
+
+type cacheKey struct{ account, id string }
+
+// NewCache returns the cache of kind on s.
+func NewCache[T any](s *Store, kind string, codec Codec[T]) *Cache[T] {
+	c := &Cache[T]{s: s, kind: kind, codec: codec, cur: map[cacheKey]*T{}, old: map[cacheKey]*T{}}
+	if !s.Shared() && s.opts.CacheSize > 0 {
+		c.max = s.opts.CacheSize
+	}
+	return c
+}
+
+// Kind is the store kind the cache serves.
+func (c *Cache[T]) Kind() string { return c.kind }
+
+// Len is the number of documents held (tests).
+func (c *Cache[T]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.cur) + len(c.old)
+}
+
+func (c *Cache[T]) decode(account, id string, raw []byte) (*T, error) {
+	if c.codec.Decode != nil {
+		v, err := c.codec.Decode(account, id, raw)
+		if err != nil {
+			return nil, fmt.Errorf("store: decode %s/%s/%s: %w", c.kind, account, id, err)
+		}
+		return v, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, fmt.Errorf("store: decode %s/%s/%s: %w", c.kind, account, id, err)
+	}
+	return v, nil
+}
+
+// lookup returns the cached value and the generation (caller fills only if
+// it is unchanged).
+func (c *Cache[T]) lookup(k cacheKey) (*T, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.cur[k]; ok {
+		return v, c.gen
+	}
+	if v, ok := c.old[k]; ok {
+		c.insert(k, v)
+		return v, c.gen
+	}
+	return nil, c.gen
+}
+
+// insert puts k in the newer generation (caller holds mu).
+func (c *Cache[T]) insert(k cacheKey, v *T) {
+	if len(c.cur) >= (c.max+1)/2 {
+		c.old, c.cur = c.cur, make(map[cacheKey]*T, (c.max+1)/2)
+	}
+	c.cur[k] = v
+}
+
+func (c *Cache[T]) fill(k cacheKey, v *T, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	if _, ok := c.cur[k]; !ok {
+		delete(c.old, k)
+		c.insert(k, v)
+	}
+}
+
+// install sets (v != nil) or drops k after a commit.
+func (c *Cache[T]) install(k cacheKey, v *T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.old, k)
+	if v == nil {
+		delete(c.cur, k)
+		return
+	}
+	c.insert(k, v)
+}
+
+// Get returns the committed document (account, id), nil when there is none.
+func (c *Cache[T]) Get(ctx context.Context, account, id string) (*T, error) {
+	k := cacheKey{account, id}
+	var gen uint64
+	if c.max > 0 {
+		var v *T
+		if v, gen = c.lookup(k); v != nil {
+			return v, nil
+		}
+	}
+	raw, err := c.s.GetRaw(ctx, c.kind, account, id)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	v, err := c.decode(account, id, raw)
+	if err != nil {
+		return nil, err
+	}
+	if c.max > 0 {
+		c.fill(k, v, gen)
+	}
+	return v, nil
+}
+
+// TxGet returns the document as the transaction sees it (its own writes
+// included), nil when there is none.
+func (c *Cache[T]) TxGet(tx *Tx, account, id string) (*T, error) {
+	k := cacheKey{account, id}
+	own := tx.written[docKey{c.kind, account, id}]
+	if c.max > 0 && !own {
+		if v, _ := c.lookup(k); v != nil {
+			return v, nil
+		}
+	}
+	raw, err := tx.GetRaw(c.kind, account, id)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	v, err := c.decode(account, id, raw)
+	if err != nil {
+		return nil, err
+	}
+	if c.max > 0 && !own {
+		// Read under the writers' lock, without this transaction's writes:
+		// the committed value, which no other writer can change meanwhile.
+		c.mu.Lock()
+		if _, ok := c.cur[k]; !ok {
+			delete(c.old, k)
+			c.insert(k, v)
+		}
+		c.mu.Unlock()
+	}
+	return v, nil
+}
+
+// Encode is the stored form of v.
+func (c *Cache[T]) Encode(account, id string, v *T) ([]byte, error) {
+	if c.codec.Encode != nil {
+		return c.codec.Encode(account, id, v)
+	}
+	return json.Marshal(v)
+}
+
+// Put writes v under (account, id) in tx; the cache serves it once tx
+// commits. v must not be modified afterwards.
+func (c *Cache[T]) Put(tx *Tx, account, id string, v *T) error {
+	raw, err := c.Encode(account, id, v)
+	if err != nil {
+		return fmt.Errorf("store: encode %s/%s/%s: %w", c.kind, account, id, err)
+	}
+	return c.PutRaw(tx, account, id, raw, v)
+}
+
+// PutRaw is Put with the stored form already encoded (raw must be v's).
+func (c *Cache[T]) PutRaw(tx *Tx, account, id string, raw []byte, v *T) error {
+	if err := tx.PutRaw(c.kind, account, id, raw); err != nil {
+		return err
+	}
+	if c.max > 0 {
+		k := cacheKey{account, id}
+		tx.OnCommit(func() { c.install(k, v) })
+	}
+	return nil
+}
+
+// Delete removes (account, id) in tx (and from the cache once it commits).
+func (c *Cache[T]) Delete(tx *Tx, account, id string) error {
+	if err := tx.Delete(c.kind, account, id); err != nil {
+		return err
+	}
+	if c.max > 0 {
+		k := cacheKey{account, id}
+		tx.OnCommit(func() { c.install(k, nil) })
+	}
+	return nil
+}
