@@ -148,6 +148,33 @@ func WriteFromFile(dir, path string, opt Options) ([]string, *results.Results, e
 	return written, r, err
 }
 
+// RowSource feeds a run's rows, in input order, to yield (which must not
+// keep a row it is given to change it: each row is a new value), and
+// returns their totals.
+type RowSource func(yield func(*results.Row) error) (results.Totals, error)
+
+// WriteStream writes the reports of the run head describes (its Version
+// and Run; its Rows and Totals are ignored) from rows as they come, like
+// Write, without holding them: the memory needed does not grow with the
+// number of rows. It returns the run's identity and totals (Rows nil).
+func WriteStream(dir string, head *results.Results, rows RowSource, opt Options) ([]string, *results.Results, error) {
+	if head == nil || rows == nil {
+		return nil, nil, fmt.Errorf("reports: sem resultados")
+	}
+	src := func(start func(*results.Results) error, row func(*results.Row) error) (*results.Results, error) {
+		h := &results.Results{Version: head.Version, Run: head.Run}
+		if err := start(h); err != nil {
+			return nil, err
+		}
+		t, err := rows(row)
+		if err != nil {
+			return nil, err
+		}
+		return &results.Results{Version: head.Version, Run: head.Run, Totals: t}, nil
+	}
+	return write(dir, src, "", opt)
+}
+
 // ErrNoInput is returned (wrapped, after the other reports are written) when
 // the rejected rows were asked for but the input file is not there.
 var ErrNoInput = errors.New("a planilha de entrada não foi encontrada; as linhas rejeitadas não foram escritas")

@@ -62,7 +62,11 @@ func TestJobDownloadRunsWithRemessaRun(t *testing.T) {
 	if out.ExitCode() != 0 || out.Results.Totals.Issued.Rows != 40 {
 		t.Fatalf("run: exit %d, %d issued", out.ExitCode(), out.Results.Totals.Issued.Rows)
 	}
-	for _, row := range out.Results.Rows {
+	res, err := out.LoadResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range res.Rows {
 		if len(row.Parcels) != 3 {
 			t.Fatalf("row %d has %d parcels, want the form's 3", row.SourceRow, len(row.Parcels))
 		}

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -660,4 +661,150 @@ func (j *Journal) chunkOfRow(idx int) (int64, bool) {
 		return 0, false
 	}
 	return int64(j.rowChunk[idx]), true
+}
+
+// Page selects rows for RowsPage: those with After < idx < Before (Before
+// 0 or less: no upper bound), in a state of Only (none: any) and not in a
+// state of Not, at most Limit of them (0: no limit), in input order.
+type Page struct {
+	After, Before int
+	Only, Not     []string
+	Limit         int
+}
+
+// RowsPage returns the rows p selects, decoded as Rows does. A run reads
+// its rows this way, a window at a time, instead of all of them at once.
+func (j *Journal) RowsPage(ctx context.Context, p Page) ([]Row, error) {
+	q := `SELECT idx,key,state,info,req,res,attempts FROM rows WHERE idx > ?`
+	args := []any{p.After}
+	if p.Before > 0 {
+		q += ` AND idx < ?`
+		args = append(args, p.Before)
+	}
+	for _, set := range []struct {
+		op     string
+		states []string
+	}{{"IN", p.Only}, {"NOT IN", p.Not}} {
+		if len(set.states) == 0 {
+			continue
+		}
+		q += ` AND state ` + set.op + ` (?` + strings.Repeat(`,?`, len(set.states)-1) + `)`
+		for _, s := range set.states {
+			args = append(args, s)
+		}
+	}
+	q += ` ORDER BY idx`
+	if p.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, p.Limit)
+	}
+	type raw struct {
+		r              Row
+		info, req, res []byte
+	}
+	var rows []raw
+	// the cursor is read to its end and closed before any chunk is read:
+	// the journal has one connection
+	rs, err := j.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrap("rows", err)
+	}
+	for rs.Next() {
+		var x raw
+		if err := rs.Scan(&x.r.Index, &x.r.Key, &x.r.State, &x.info, &x.req, &x.res, &x.r.Attempts); err != nil {
+			rs.Close()
+			return nil, wrap("rows", err)
+		}
+		rows = append(rows, x)
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return nil, wrap("rows", err)
+	}
+	c := j.codec.Load()
+	out := make([]Row, len(rows))
+	for i := range rows {
+		x := &rows[i]
+		r := x.r
+		var base []byte
+		info, req := x.info, x.req
+		if id, ok := chunkOf(info); ok {
+			e, err := j.chunkEntry(j.db, c, id, r.Index)
+			if err != nil {
+				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
+			}
+			j.knowChunk(r.Index, id)
+			if r.Key, info, err = splitKeyInfo(e.keyInfo); err != nil {
+				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
+			}
+			base, req = e.keyInfo, e.req
+		}
+		r.Info, r.Req = info, req
+		if r.Res, err = c.decode(base, x.res); err != nil {
+			return nil, wrap(fmt.Sprintf("row %d: resultado", r.Index), err)
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// StateCounts returns how many rows are in each state.
+func (j *Journal) StateCounts(ctx context.Context) (map[string]int, error) {
+	rs, err := j.db.QueryContext(ctx, `SELECT state, count(*) FROM rows GROUP BY state`)
+	if err != nil {
+		return nil, wrap("rows", err)
+	}
+	defer rs.Close()
+	out := map[string]int{}
+	for rs.Next() {
+		var s string
+		var n int
+		if err := rs.Scan(&s, &n); err != nil {
+			return nil, wrap("rows", err)
+		}
+		out[s] = n
+	}
+	return out, wrap("rows", rs.Err())
+}
+
+// BatchRows returns, for each batch of bs (in order, as Batches returns
+// them), the range [first, end) of row indexes its accepted rows lie in:
+// a batch's First and End count accepted rows, refused rows between them
+// are not part of it. One pass over the rows' indexes.
+func (j *Journal) BatchRows(ctx context.Context, bs []Batch) ([][2]int, error) {
+	out := make([][2]int, len(bs))
+	if len(bs) == 0 {
+		return out, nil
+	}
+	rs, err := j.db.QueryContext(ctx, `SELECT idx FROM rows WHERE state != ? ORDER BY idx`, RowRefused)
+	if err != nil {
+		return nil, wrap("rows", err)
+	}
+	defer rs.Close()
+	ord, b, last := 0, 0, -1
+	for rs.Next() {
+		var idx int
+		if err := rs.Scan(&idx); err != nil {
+			return nil, wrap("rows", err)
+		}
+		for b < len(bs) && ord >= bs[b].End {
+			out[b][1] = last + 1
+			b++
+		}
+		if b < len(bs) && ord == bs[b].First {
+			out[b][0] = idx
+		}
+		last = idx
+		ord++
+	}
+	if err := rs.Err(); err != nil {
+		return nil, wrap("rows", err)
+	}
+	for ; b < len(bs); b++ {
+		if ord < bs[b].End {
+			return nil, wrap(fmt.Sprintf("batch %d", bs[b].Num), fmt.Errorf("%d linhas aceitas, o lote vai até %d: %w", ord, bs[b].End, errCorrupt))
+		}
+		out[b][1] = last + 1
+	}
+	return out, nil
 }

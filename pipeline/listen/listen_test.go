@@ -39,7 +39,10 @@ func TestNotificationsKilledBeforeApply(t *testing.T) {
 	if err != nil || out.ExitCode() != 0 {
 		t.Fatalf("run: %v", err)
 	}
-	res := out.Results
+	res, err := out.LoadResults() // the rows are in results.json
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(res.Rows) != 25 {
 		t.Fatalf("%d rows", len(res.Rows))
 	}
@@ -201,7 +204,10 @@ func TestPixWebhook(t *testing.T) {
 	if err != nil || out.ExitCode() != 0 {
 		t.Fatalf("run: %v", err)
 	}
-	res := out.Results
+	res, err := out.LoadResults() // the rows are in results.json
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(res.Rows) != 20 {
 		t.Fatalf("%d rows", len(res.Rows))
 	}
@@ -295,7 +301,10 @@ func TestCarnetsLive(t *testing.T) {
 	if err != nil || out.ExitCode() != 0 {
 		t.Fatalf("run: %v", err)
 	}
-	res := out.Results
+	res, err := out.LoadResults() // the rows are in results.json
+	if err != nil {
+		t.Fatal(err)
+	}
 	cl, err := api.New(api.Config{BaseURL: rn.URL, PixBaseURL: rn.PixURL, ClientID: run.EmbeddedClientID, ClientSecret: run.EmbeddedClientSecret})
 	if err != nil {
 		t.Fatal(err)

@@ -160,41 +160,53 @@ type Totals struct {
 
 // Compute recomputes r.Totals from r.Rows.
 func (r *Results) Compute() {
-	t := Totals{IssuedByDueMonth: map[string]int64{}}
-	for _, row := range r.Rows {
-		t.In.add(row.AmountCents)
-		switch row.Outcome {
-		case Issued:
-			t.Issued.add(row.AmountCents)
-			if len(row.Parcels) > 0 {
-				for _, p := range row.Parcels {
-					t.IssuedByDueMonth[month(p.DueDate)] += p.ValueCents
-				}
-			} else if row.DueDate != "" {
-				t.IssuedByDueMonth[month(row.DueDate)] += row.AmountCents
-			}
-			for _, s := range row.Split {
-				if t.SplitByRecipient == nil {
-					t.SplitByRecipient = map[string]map[string]int64{}
-				}
-				m := t.SplitByRecipient[s.Recipient]
-				if m == nil {
-					m = map[string]int64{}
-					t.SplitByRecipient[s.Recipient] = m
-				}
-				m[s.DueMonth] += s.AmountCents
-			}
-		case Refused:
-			t.Refused.add(row.AmountCents)
-		case Denied:
-			t.Denied.add(row.AmountCents)
-		case Ambiguous:
-			t.Ambiguous.add(row.AmountCents)
-		default:
-			t.Pending.add(row.AmountCents)
-		}
+	t := NewTotals()
+	for i := range r.Rows {
+		t.Add(&r.Rows[i])
 	}
 	r.Totals = t
+}
+
+// NewTotals is the totals of no rows (Add accumulates them row by row:
+// a run streams its rows into results.json without holding them).
+func NewTotals() Totals { return Totals{IssuedByDueMonth: map[string]int64{}} }
+
+// Add counts one row into the totals.
+func (t *Totals) Add(row *Row) {
+	if t.IssuedByDueMonth == nil {
+		t.IssuedByDueMonth = map[string]int64{}
+	}
+	t.In.add(row.AmountCents)
+	switch row.Outcome {
+	case Issued:
+		t.Issued.add(row.AmountCents)
+		if len(row.Parcels) > 0 {
+			for _, p := range row.Parcels {
+				t.IssuedByDueMonth[month(p.DueDate)] += p.ValueCents
+			}
+		} else if row.DueDate != "" {
+			t.IssuedByDueMonth[month(row.DueDate)] += row.AmountCents
+		}
+		for _, s := range row.Split {
+			if t.SplitByRecipient == nil {
+				t.SplitByRecipient = map[string]map[string]int64{}
+			}
+			m := t.SplitByRecipient[s.Recipient]
+			if m == nil {
+				m = map[string]int64{}
+				t.SplitByRecipient[s.Recipient] = m
+			}
+			m[s.DueMonth] += s.AmountCents
+		}
+	case Refused:
+		t.Refused.add(row.AmountCents)
+	case Denied:
+		t.Denied.add(row.AmountCents)
+	case Ambiguous:
+		t.Ambiguous.add(row.AmountCents)
+	default:
+		t.Pending.add(row.AmountCents)
+	}
 }
 
 // Reconciles reports whether the totals close: rows and cents in equal the

@@ -72,21 +72,7 @@ func (e *executor) runCobv(ctx context.Context) error {
 			p.Message = "o serviço recusou a configuração de split " + s.ID + ": " + p.Message
 			p.Action = "corrija o split no job (contas favorecidas, percentuais) e envie estas linhas numa nova execução"
 			p.ActionEN = "fix the job's split (receiving accounts, percentages) and send these rows in a new run"
-			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
-				for _, r := range e.acc {
-					if r.req.SplitKey != s.Key || r.state != journal.RowPending {
-						continue
-					}
-					res := r.info
-					res.Problems = []results.Problem{p}
-					rb, _ := json.Marshal(res)
-					if err := tx.SetRow(r.idx, journal.RowDenied, rb); err != nil {
-						return err
-					}
-					r.state, r.res = journal.RowDenied, &res
-				}
-				return tx.SetSplit(s.Key, "refused")
-			}); err != nil {
+			if err := e.denySplit(ctx, s.Key, p); err != nil {
 				return err
 			}
 			e.prog.say(p.Message + " (as linhas desta configuração foram negadas)")
@@ -96,13 +82,11 @@ func (e *executor) runCobv(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	done := 0
-	for _, b := range batches {
-		if b.State == journal.BatchDone {
-			done += b.End - b.First
-		}
+	spans, err := e.j.BatchRows(ctx, batches)
+	if err != nil {
+		return err
 	}
-	e.prog.start(len(e.acc), done)
+	e.prog.start(e.accepted(), e.counts[journal.RowIssued]+e.counts[journal.RowDenied])
 	e.prog.batches(len(batches))
 	n := e.concurrency()
 	bpool := pond.NewPool(min(n, max(1, len(batches))))
@@ -110,13 +94,14 @@ func (e *executor) runCobv(ctx context.Context) error {
 	lpool := pond.NewPool(n)
 	defer lpool.StopAndWait()
 	g := bpool.NewGroup()
-	for _, b := range batches {
+	for i, b := range batches {
 		if b.State == journal.BatchDone {
 			e.prog.batchDone()
 			continue
 		}
+		span := spans[i]
 		g.Submit(func() {
-			if err := e.doBatch(ctx, b, cfgID, lpool); err != nil {
+			if err := e.doBatch(ctx, b, span, cfgID, lpool); err != nil {
 				se := e.classify(err)
 				if se == nil {
 					se = &StopError{Reason: fmt.Sprintf("lote %d", b.Num), Err: err}
@@ -129,11 +114,69 @@ func (e *executor) runCobv(ctx context.Context) error {
 	return nil
 }
 
-func (e *executor) doBatch(ctx context.Context, b journal.Batch, cfgID map[string]string, lpool pond.Pool) error {
+// denySplit denies the pending rows of a split configuration the service
+// refused (nothing of them is sent) and records the refusal, in one
+// transaction.
+func (e *executor) denySplit(ctx context.Context, key string, p results.Problem) error {
+	var deny []*jrow
+	err := e.eachPage(ctx, journal.Page{After: -1, Only: []string{journal.RowPending}}, func(rows []*jrow) (bool, error) {
+		for _, r := range rows {
+			if r.req.SplitKey == key {
+				r.req = rowReq{SplitKey: key} // the request is not needed any more
+				deny = append(deny, r)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	return e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+		for _, r := range deny {
+			res := r.info
+			res.Problems = []results.Problem{p}
+			rb, _ := json.Marshal(res)
+			if err := tx.SetRow(r.idx, journal.RowDenied, rb); err != nil {
+				return err
+			}
+		}
+		return tx.SetSplit(key, "refused")
+	})
+}
+
+// batchRows reads a batch's rows from the journal: the accepted rows with
+// an index in span.
+func (e *executor) batchRows(ctx context.Context, span [2]int) ([]*jrow, error) {
+	page, err := e.j.RowsPage(ctx, journal.Page{After: span[0] - 1, Before: span[1], Not: []string{journal.RowRefused}})
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]*jrow, 0, len(page))
+	for _, r := range page {
+		jr, err := jrowOf(r)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, jr)
+	}
+	return rows, nil
+}
+
+// doBatch brings one batch to its end: sent, polled until final, its
+// charges linked to their split and fetched. It reads its rows from the
+// journal and needs nothing else of the run: a unit of work.
+func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cfgID map[string]string, lpool pond.Pool) error {
+	all, err := e.batchRows(ctx, span)
+	if err != nil {
+		return err
+	}
+	if len(all) != b.End-b.First {
+		return fmt.Errorf("journal: lote %d: %d linhas, esperava %d", b.Num, len(all), b.End-b.First)
+	}
 	// rows denied before any batch was sent (refused split configuration)
 	// are not part of the batch, on every attempt alike
 	var rows []*jrow
-	for _, r := range e.acc[b.First:b.End] {
+	for _, r := range all {
 		if r.state == journal.RowDenied && r.info.BatchID == "" && (r.res == nil || r.res.BatchID == "") {
 			continue
 		}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,16 +51,19 @@ type jrow struct {
 }
 
 type executor struct {
-	j      *journal.Journal
-	w      *writer
-	svc    *Service
-	m      Meta
-	opts   Options
-	log    zerolog.Logger
-	prog   *progress
-	crash  *crasher
-	rows   []*jrow // every row, by input index order
-	acc    []*jrow // accepted rows (with a request), in input order
+	j     *journal.Journal
+	w     *writer
+	svc   *Service
+	m     Meta
+	opts  Options
+	log   zerolog.Logger
+	prog  *progress
+	crash *crasher
+	// counts is how many rows the journal had in each state when this
+	// process began: rows themselves are read from the journal a window
+	// at a time (a batch, a page of posts, a page of results), never all
+	// at once
+	counts map[string]int
 	quota  map[string]int
 	qmu    sync.Mutex
 	used   map[string]int // calls per route today
@@ -168,9 +170,11 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 	if out.Stop != nil {
 		log.Warn().Str("reason", out.Stop.Error()).Msg("run stopped")
 	}
-	res := e.results()
+	res, paths, err := e.writeResults(context.WithoutCancel(ctx), dir)
+	if res == nil {
+		return nil, err
+	}
 	out.Results = res
-	paths, err := writeResults(dir, res, e.m)
 	out.Reports = paths
 	log.Info().Msg("results written")
 	e.prog.finish(res, out.Stop)
@@ -185,40 +189,78 @@ func (e *executor) connect(ctx context.Context) (*Service, error) {
 }
 
 func (e *executor) load(ctx context.Context) error {
-	rows, err := e.j.Rows(ctx)
+	c, err := e.j.StateCounts(ctx)
 	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		jr := &jrow{idx: r.Index, key: r.Key, state: r.State, tries: r.Attempts}
-		if err := json.Unmarshal(r.Info, &jr.info); err != nil {
-			return fmt.Errorf("journal: linha %d: %w", r.Index, err)
-		}
-		if r.Req != nil {
-			if err := json.Unmarshal(r.Req, &jr.req); err != nil {
-				return fmt.Errorf("journal: linha %d: %w", r.Index, err)
-			}
-		}
-		if r.Res != nil {
-			var res results.Row
-			if err := json.Unmarshal(r.Res, &res); err == nil {
-				jr.res = &res
-			}
-		}
-		e.rows = append(e.rows, jr)
-		if jr.state != journal.RowRefused {
-			e.acc = append(e.acc, jr)
-		}
-	}
+	e.counts = c
 	return nil
 }
 
+// accepted is how many rows have a request (every row but the refused).
+func (e *executor) accepted() int {
+	n := 0
+	for s, c := range e.counts {
+		if s != journal.RowRefused {
+			n += c
+		}
+	}
+	return n
+}
+
+// jrowOf decodes a journaled row.
+func jrowOf(r journal.Row) (*jrow, error) {
+	jr := &jrow{idx: r.Index, key: r.Key, state: r.State, tries: r.Attempts}
+	if err := json.Unmarshal(r.Info, &jr.info); err != nil {
+		return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
+	}
+	if r.Req != nil {
+		if err := json.Unmarshal(r.Req, &jr.req); err != nil {
+			return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
+		}
+	}
+	if r.Res != nil {
+		var res results.Row
+		if err := json.Unmarshal(r.Res, &res); err == nil {
+			jr.res = &res
+		}
+	}
+	return jr, nil
+}
+
+// pageRows is how many rows one read of the journal returns.
+const pageRows = 256
+
+// eachPage calls fn with the rows p selects, pageRows at a time (p.After
+// moves on; p.Limit is ignored), until there are no more or fn says stop.
+func (e *executor) eachPage(ctx context.Context, p journal.Page, fn func([]*jrow) (bool, error)) error {
+	p.Limit = pageRows
+	for {
+		page, err := e.j.RowsPage(ctx, p)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		rows := make([]*jrow, len(page))
+		for i, r := range page {
+			if rows[i], err = jrowOf(r); err != nil {
+				return err
+			}
+		}
+		p.After = page[len(page)-1].Index
+		if more, err := fn(rows); err != nil || !more {
+			return err
+		}
+	}
+}
+
 func (e *executor) unfinished() bool {
-	for _, r := range e.acc {
-		switch r.state {
-		case journal.RowIssued, journal.RowDenied:
+	for s, n := range e.counts {
+		switch s {
+		case journal.RowIssued, journal.RowDenied, journal.RowRefused:
 		default:
-			return true
+			if n > 0 {
+				return true
+			}
 		}
 	}
 	if e.m.Kind == results.Cobv {
@@ -444,31 +486,39 @@ func (e *executor) runPosts(ctx context.Context) error {
 	pool := pond.NewPool(n)
 	defer pool.StopAndWait()
 	group := pool.NewGroup()
-	var todo []*jrow
-	for _, r := range e.acc {
-		if r.state != journal.RowIssued && r.state != journal.RowDenied {
-			todo = append(todo, r)
-		}
-	}
-	e.prog.start(len(e.acc), len(e.acc)-len(todo))
-	e.prog.phase(fmt.Sprintf("%d linha(s) a emitir, %d simultâneas", len(todo), n))
-	for _, r := range todo {
-		group.Submit(func() {
-			if e.stopping() {
-				return
-			}
-			if err := e.postRow(ctx, r); err != nil {
-				if se := e.classify(err); se != nil {
-					e.halt(se)
-				} else {
-					e.log.Error().Err(err).Int("row", r.info.SourceRow).Msg("row failed")
+	acc, final := e.accepted(), e.counts[journal.RowIssued]+e.counts[journal.RowDenied]
+	e.prog.start(acc, final)
+	e.prog.phase(fmt.Sprintf("%d linha(s) a emitir, %d simultâneas", acc-final, n))
+	// rows come from the journal a page at a time and at most window of
+	// them are in flight or queued: memory follows the concurrency, not
+	// the rows
+	window := make(chan struct{}, max(2*pageRows, 8*n))
+	err := e.eachPage(ctx, journal.Page{After: -1, Not: []string{journal.RowRefused, journal.RowIssued, journal.RowDenied}},
+		func(rows []*jrow) (bool, error) {
+			for _, r := range rows {
+				if e.stopping() {
+					return false, nil
 				}
+				window <- struct{}{}
+				group.Submit(func() {
+					defer func() { <-window }()
+					if e.stopping() {
+						return
+					}
+					if err := e.postRow(ctx, r); err != nil {
+						if se := e.classify(err); se != nil {
+							e.halt(se)
+						} else {
+							e.log.Error().Err(err).Int("row", r.info.SourceRow).Msg("row failed")
+						}
+					}
+					e.prog.row(r.state)
+				})
 			}
-			e.prog.row(r.state)
+			return !e.stopping(), nil
 		})
-	}
 	group.Wait()
-	return nil
+	return err
 }
 
 func (e *executor) concurrency() int {
@@ -891,7 +941,10 @@ func answerData[T any](body []byte) (*T, error) {
 
 // ---- results ----
 
-func (e *executor) results() *results.Results {
+// head is the run's results without rows and totals: what results.json
+// starts with. Whether the run is complete comes from the rows' states
+// in the journal, counted there.
+func (e *executor) head(ctx context.Context) (*results.Results, error) {
 	r := &results.Results{Version: results.FileVersion}
 	r.Run = results.RunInfo{ID: e.m.RunID, JobName: e.m.JobName, JobFile: e.m.JobFile, JobSHA256: e.m.JobSHA256,
 		InputFile: e.m.InputFile, InputSHA256: e.m.InputSHA256, Kind: e.m.Kind, Service: e.m.Service,
@@ -901,48 +954,73 @@ func (e *executor) results() *results.Results {
 	} else {
 		r.Run.BaseURL, r.Run.PixBaseURL = e.m.BaseURL, e.m.PixBaseURL
 	}
+	counts, err := e.j.StateCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	complete := true
-	rows := make([]*jrow, len(e.rows))
-	copy(rows, e.rows)
-	sort.Slice(rows, func(i, j int) bool { return rows[i].idx < rows[j].idx })
-	for _, jr := range rows {
-		jr.mu.Lock()
-		row := jr.info
-		if jr.res != nil {
-			row = *jr.res
-		}
-		switch jr.state {
-		case journal.RowIssued, journal.RowCreated:
-			row.Outcome = results.Issued
-		case journal.RowDenied:
-			row.Outcome = results.Denied
-		case journal.RowRefused:
-			row.Outcome = results.Refused
-		case journal.RowAmbiguous:
-			row.Outcome = results.Ambiguous
-			complete = false
-		case journal.RowSending:
-			row.Outcome = results.Ambiguous
-			complete = false
-			if len(row.Problems) == 0 {
-				row.Problems = e.ambiguousRes(jr, errors.New("envio interrompido antes da resposta")).Problems
+	for s, n := range counts {
+		switch s {
+		case journal.RowIssued, journal.RowDenied, journal.RowRefused:
+		default: // pending, sending, ambiguous; a cobv created but not fetched
+			if n > 0 {
+				complete = false
 			}
-		default:
-			row.Outcome = results.Pending
-			complete = false
 		}
-		if e.m.Kind == results.Cobv && jr.state == journal.RowCreated {
-			complete = false
-		}
-		jr.mu.Unlock()
-		r.Rows = append(r.Rows, row)
 	}
 	r.Run.Complete = complete && e.stop.Load() == nil
 	if r.Run.Complete || e.stop.Load() != nil {
 		r.Run.FinishedAt = e.opts.now().UTC().Format(time.RFC3339)
 	}
-	r.Compute()
-	return r
+	return r, nil
+}
+
+// resultRow is a journaled row as results.json shows it.
+func (e *executor) resultRow(jr *jrow) results.Row {
+	row := jr.info
+	if jr.res != nil {
+		row = *jr.res
+	}
+	switch jr.state {
+	case journal.RowIssued, journal.RowCreated:
+		row.Outcome = results.Issued
+	case journal.RowDenied:
+		row.Outcome = results.Denied
+	case journal.RowRefused:
+		row.Outcome = results.Refused
+	case journal.RowAmbiguous:
+		row.Outcome = results.Ambiguous
+	case journal.RowSending:
+		row.Outcome = results.Ambiguous
+		if len(row.Problems) == 0 {
+			row.Problems = e.ambiguousRes(jr, errors.New("envio interrompido antes da resposta")).Problems
+		}
+	default:
+		row.Outcome = results.Pending
+	}
+	return row
+}
+
+// eachResult feeds every row's result to yield, in input order, reading
+// the journal a page at a time, and returns the totals and the row
+// identities (keyHash) of the denied rows, for the runs index.
+func (e *executor) eachResult(ctx context.Context, yield func(*results.Row) error) (results.Totals, []int64, error) {
+	t := results.NewTotals()
+	var denied []int64
+	err := e.eachPage(ctx, journal.Page{After: -1}, func(rows []*jrow) (bool, error) {
+		for _, jr := range rows {
+			row := e.resultRow(jr)
+			t.Add(&row)
+			if row.Outcome == results.Denied {
+				denied = append(denied, keyHash(row.Key+"|"+row.DueDate))
+			}
+			if err := yield(&row); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	return t, denied, err
 }
 
 // ---- crash points (tests) ----

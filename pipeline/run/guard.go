@@ -3,10 +3,7 @@ package run
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -97,15 +94,7 @@ func keyHash(identity string) int64 {
 
 // keysSHA256 hashes the ordered row identities of a run (each with its
 // length), so the same rows in the same order are one comparison.
-func keysSHA256(keys []string) string {
-	h := sha256.New()
-	var n [binary.MaxVarintLen64]byte
-	for _, k := range keys {
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(k)))])
-		h.Write([]byte(k))
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+func keysSHA256(keys []string) string { return idsOf(keys).sum() }
 
 // exists says whether the folder has an index (or one to import).
 func (x *Index) exists() bool {
@@ -175,7 +164,7 @@ func (x *Index) importLegacy(ctx context.Context, db *sql.DB) error {
 			if json.Unmarshal([]byte(line), &e) != nil || e.RunID == "" {
 				continue // a line cut by a crash
 			}
-			if err := appendTx(ctx, tx, e); err != nil {
+			if err := appendTx(ctx, tx, e, nil); err != nil {
 				return err
 			}
 		}
@@ -208,14 +197,17 @@ func inTx(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {
 
 // Append adds a run (in one transaction, synced; a run with the same id is
 // replaced).
-func (x *Index) Append(e Entry) error {
+func (x *Index) Append(e Entry) error { return x.appendIDs(e, nil) }
+
+// appendIDs is Append with the rows' identities as ids (nil: e.Keys).
+func (x *Index) appendIDs(e Entry, ids *rowIDs) error {
 	ctx := context.Background()
 	db, err := x.open(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := inTx(ctx, db, func(tx *sql.Tx) error { return appendTx(ctx, tx, e) }); err != nil {
+	if err := inTx(ctx, db, func(tx *sql.Tx) error { return appendTx(ctx, tx, e, ids) }); err != nil {
 		return fmt.Errorf("índice de execuções: %w", err)
 	}
 	return nil
@@ -224,7 +216,10 @@ func (x *Index) Append(e Entry) error {
 // insertChunk is the rows of one multi-row INSERT (3 parameters a row).
 const insertChunk = 500
 
-func appendTx(ctx context.Context, tx *sql.Tx, e Entry) error {
+func appendTx(ctx context.Context, tx *sql.Tx, e Entry, ids *rowIDs) error {
+	if ids == nil {
+		ids = idsOf(e.Keys)
+	}
 	var old int64
 	if tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE run_id = ?`, e.RunID).Scan(&old) == nil {
 		for _, q := range []string{`DELETE FROM row_keys WHERE run = ?`, `DELETE FROM denied WHERE run = ?`, `DELETE FROM runs WHERE id = ?`} {
@@ -234,7 +229,7 @@ func appendTx(ctx context.Context, tx *sql.Tx, e Entry) error {
 		}
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, dir, job_name, job_sha256, input_sha256, service, started_at, keys_sha256, rows)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, e.Dir, e.JobName, e.JobSHA256, e.InputSHA256, e.Service, e.StartedAt, keysSHA256(e.Keys), len(e.Keys))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, e.Dir, e.JobName, e.JobSHA256, e.InputSHA256, e.Service, e.StartedAt, ids.sum(), ids.len())
 	if err != nil {
 		return err
 	}
@@ -243,23 +238,7 @@ func appendTx(ctx context.Context, tx *sql.Tx, e Entry) error {
 		return err
 	}
 	// sorted by hash, the rows go into the table's B-tree in order
-	type rk struct {
-		h   int64
-		ord int
-	}
-	rows := make([]rk, len(e.Keys))
-	for i, k := range e.Keys {
-		rows[i] = rk{keyHash(k), i}
-	}
-	slices.SortFunc(rows, func(a, b rk) int {
-		if a.h != b.h {
-			if a.h < b.h {
-				return -1
-			}
-			return 1
-		}
-		return a.ord - b.ord
-	})
+	rows := ids.byHash()
 	var full *sql.Stmt
 	args := make([]any, 0, 3*insertChunk)
 	for len(rows) > 0 {
@@ -341,15 +320,15 @@ func (r *indexedRun) refresh(ctx context.Context, db *sql.DB) error {
 	}
 	path := filepath.Join(r.entry.Dir, reports.FileJSON)
 	if st := resultsStamp(path); st != r.stamp {
-		var res *results.Results
+		complete, denied := false, []int64(nil)
 		if st != "" {
-			res, _ = results.Load(path) // unreadable: not complete, nothing denied
+			complete, denied = readResults(path)
 		}
-		if err := storeResults(ctx, db, r.id, res, st); err != nil {
+		if err := storeResults(ctx, db, r.id, complete, denied, st); err != nil {
 			return err
 		}
 		r.stamp = st
-		r.entry.Complete = res != nil && res.Run.Complete
+		r.entry.Complete = complete
 	}
 	r.denied = map[int64]bool{}
 	rs, err := db.QueryContext(ctx, `SELECT key_hash FROM denied WHERE run = ?`, r.id)
@@ -368,23 +347,33 @@ func (r *indexedRun) refresh(ctx context.Context, db *sql.DB) error {
 	return rs.Err()
 }
 
-// storeResults records a run's complete flag and denied rows from its
-// results (nil: none) with the stamp of the file they came from.
-func storeResults(ctx context.Context, db *sql.DB, id int64, res *results.Results, stamp string) error {
+// readResults reads a run's results.json one row at a time: whether the
+// run is complete and the identities (keyHash) of its denied rows. An
+// unreadable file is not complete and denies nothing.
+func readResults(path string) (complete bool, denied []int64) {
+	var run results.RunInfo
+	_, err := reports.EachRow(path, func(h *results.Results) error { run = h.Run; return nil }, func(row *results.Row) error {
+		if row.Outcome == results.Denied {
+			denied = append(denied, keyHash(row.Key+"|"+row.DueDate))
+		}
+		return nil
+	})
+	if err != nil {
+		return false, nil
+	}
+	return run.Complete, denied
+}
+
+// storeResults records a run's complete flag and denied rows (their
+// keyHash) with the stamp of the results.json they came from.
+func storeResults(ctx context.Context, db *sql.DB, id int64, complete bool, denied []int64, stamp string) error {
 	return inTx(ctx, db, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM denied WHERE run = ?`, id); err != nil {
 			return err
 		}
-		complete := false
-		if res != nil {
-			complete = res.Run.Complete
-			for i := range res.Rows {
-				if row := &res.Rows[i]; row.Outcome == results.Denied {
-					if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO denied (run, key_hash) VALUES (?, ?)`,
-						id, keyHash(row.Key+"|"+row.DueDate)); err != nil {
-						return err
-					}
-				}
+		for _, h := range denied {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO denied (run, key_hash) VALUES (?, ?)`, id, h); err != nil {
+				return err
 			}
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE runs SET complete = ?, results_stamp = ? WHERE id = ?`, complete, stamp, id)
@@ -396,7 +385,7 @@ func storeResults(ctx context.Context, db *sql.DB, id int64, res *results.Result
 // has one) what the run in dir wrote to its results.json, so the next
 // check need not read the file. Errors are ignored: the checks read the
 // file themselves when the index is not up to date.
-func noteResults(dir string, res *results.Results) {
+func noteResults(dir string, complete bool, denied []int64) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return
@@ -415,13 +404,17 @@ func noteResults(dir string, res *results.Results) {
 	if db.QueryRowContext(ctx, `SELECT id FROM runs WHERE dir = ? ORDER BY id DESC LIMIT 1`, dir).Scan(&id) != nil {
 		return
 	}
-	_ = storeResults(ctx, db, id, res, resultsStamp(filepath.Join(dir, reports.FileJSON)))
+	_ = storeResults(ctx, db, id, complete, denied, resultsStamp(filepath.Join(dir, reports.FileJSON)))
 }
 
 // earlierQuery is a job about to run (or be planned) in a runs folder.
 type earlierQuery struct {
 	JobSHA256, InputSHA256, Service string
-	Keys                            []string // rowIdentity of each accepted row, in order
+	Keys                            []string // rowIdentity of each accepted row, in order; or
+	IDs                             *rowIDs  // their hashes, with
+	// Names gives the identities of the rows at the positions asked for
+	// (the examples of a warning); nil with Keys
+	Names func(ords map[int]bool) (map[int]string, error)
 	// Again skips the same-run check (--again): only repeated rows are
 	// looked for.
 	Again bool
@@ -437,9 +430,13 @@ func (x *Index) earlier(ctx context.Context, q earlierQuery) (*Entry, string, er
 		return nil, "", err
 	}
 	defer db.Close()
+	ids := q.IDs
+	if ids == nil {
+		ids = idsOf(q.Keys)
+	}
 	if !q.Again {
 		same, err := scanRuns(ctx, db, `WHERE job_sha256 = ? AND input_sha256 = ? AND service = ? AND keys_sha256 = ?`,
-			q.JobSHA256, q.InputSHA256, q.Service, keysSHA256(q.Keys))
+			q.JobSHA256, q.InputSHA256, q.Service, ids.sum())
 		if err != nil {
 			return nil, "", fmt.Errorf("índice de execuções: %w", err)
 		}
@@ -452,25 +449,68 @@ func (x *Index) earlier(ctx context.Context, q earlierQuery) (*Entry, string, er
 			}
 		}
 	}
-	w, err := overlaps(ctx, db, q.Keys, q.Service)
+	found, err := overlaps(ctx, db, ids, q.Service)
 	if err != nil {
 		return nil, "", fmt.Errorf("índice de execuções: %w", err)
 	}
-	return nil, w, nil
+	if found == nil {
+		return nil, "", nil
+	}
+	names := ids.names
+	if names == nil && q.Names != nil {
+		wanted := map[int]bool{}
+		for _, p := range found.parts {
+			for _, o := range p.ex {
+				wanted[o] = true
+			}
+		}
+		if names, err = q.Names(wanted); err != nil {
+			return nil, "", err
+		}
+	}
+	return nil, found.text(names), nil
 }
 
 // lookupChunk is the hashes of one IN (…) look-up.
 const lookupChunk = 500
 
-// overlaps describes rows (same key and due date) that earlier runs on the
-// same service already sent; "" when none.
-func overlaps(ctx context.Context, db *sql.DB, keys []string, service string) (string, error) {
-	if len(keys) == 0 {
-		return "", nil
+// overlapFound is what overlaps found: per earlier run, how many rows
+// repeat and the positions (among the new job's rows) of up to three.
+type overlapFound struct {
+	parts []overlapRun
+	total int
+}
+
+type overlapRun struct {
+	runID string
+	n     int
+	ex    []int
+}
+
+// text is the warning, naming the examples by names (their positions'
+// identities).
+func (f *overlapFound) text(names map[int]string) string {
+	var parts []string
+	for _, p := range f.parts {
+		var ex []string
+		for _, o := range p.ex {
+			ex = append(ex, strings.Replace(names[o], "|", " vencimento ", 1))
+		}
+		parts = append(parts, fmt.Sprintf("%d na execução %s (ex.: %s)", p.n, p.runID, strings.Join(ex, "; ")))
+	}
+	return fmt.Sprintf("atenção: %d linha(s) repetem chave e vencimento de execuções anteriores: %s. Verifique se não são cobranças em duplicidade.",
+		f.total, strings.Join(parts, "; "))
+}
+
+// overlaps finds rows (same key and due date) that earlier runs on the
+// same service already sent; nil when none.
+func overlaps(ctx context.Context, db *sql.DB, ids *rowIDs, service string) (*overlapFound, error) {
+	if ids.len() == 0 {
+		return nil, nil
 	}
 	all, err := scanRuns(ctx, db, `WHERE service = ?`, service)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	runs := map[int64]*indexedRun{}
 	for _, r := range all {
@@ -479,17 +519,15 @@ func overlaps(ctx context.Context, db *sql.DB, keys []string, service string) (s
 		}
 	}
 	if len(runs) == 0 {
-		return "", nil
+		return nil, nil
 	}
-	mine := make(map[int64]string, len(keys))
-	for _, k := range keys {
-		mine[keyHash(k)] = k
+	// each distinct hash once, in order (the rows are sorted by hash)
+	var hashes []int64
+	for _, r := range ids.byHash() {
+		if len(hashes) == 0 || hashes[len(hashes)-1] != r.h {
+			hashes = append(hashes, r.h)
+		}
 	}
-	hashes := make([]int64, 0, len(mine))
-	for h := range mine {
-		hashes = append(hashes, h)
-	}
-	slices.Sort(hashes)
 	type hit struct {
 		h   int64
 		ord int
@@ -508,7 +546,7 @@ func overlaps(ctx context.Context, db *sql.DB, keys []string, service string) (s
 		if n == lookupChunk {
 			if full == nil {
 				if full, err = db.PrepareContext(ctx, q); err != nil {
-					return "", err
+					return nil, err
 				}
 				defer full.Close()
 			}
@@ -517,14 +555,14 @@ func overlaps(ctx context.Context, db *sql.DB, keys []string, service string) (s
 			rs, err = db.QueryContext(ctx, q, args...)
 		}
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		for rs.Next() {
 			var h, run int64
 			var ord int
 			if err := rs.Scan(&h, &run, &ord); err != nil {
 				rs.Close()
-				return "", err
+				return nil, err
 			}
 			if runs[run] != nil {
 				hits[run] = append(hits[run], hit{h, ord})
@@ -532,40 +570,39 @@ func overlaps(ctx context.Context, db *sql.DB, keys []string, service string) (s
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
-			return "", err
+			return nil, err
 		}
 		hashes = hashes[n:]
 	}
-	var parts []string
-	total := 0
+	f := &overlapFound{}
 	for _, r := range all {
 		hs := hits[r.id]
 		if len(hs) == 0 {
 			continue
 		}
 		if err := r.refresh(ctx, db); err != nil {
-			return "", err
+			return nil, err
 		}
 		slices.SortFunc(hs, func(a, b hit) int { return a.ord - b.ord })
-		n := 0
-		var ex []string
+		p := overlapRun{runID: r.entry.RunID}
 		for _, h := range hs {
 			if r.denied[h.h] {
 				continue
 			}
-			n++
-			if len(ex) < 3 {
-				ex = append(ex, strings.Replace(mine[h.h], "|", " vencimento ", 1))
+			p.n++
+			if len(p.ex) < 3 {
+				if o, ok := ids.ordOf(h.h); ok {
+					p.ex = append(p.ex, o)
+				}
 			}
 		}
-		if n > 0 {
-			total += n
-			parts = append(parts, fmt.Sprintf("%d na execução %s (ex.: %s)", n, r.entry.RunID, strings.Join(ex, "; ")))
+		if p.n > 0 {
+			f.total += p.n
+			f.parts = append(f.parts, p)
 		}
 	}
-	if total == 0 {
-		return "", nil
+	if f.total == 0 {
+		return nil, nil
 	}
-	return fmt.Sprintf("atenção: %d linha(s) repetem chave e vencimento de execuções anteriores: %s. Verifique se não são cobranças em duplicidade.",
-		total, strings.Join(parts, "; ")), nil
+	return f, nil
 }

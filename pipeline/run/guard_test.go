@@ -107,7 +107,8 @@ func TestIndexImportsJSONL(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(a, reports.FileJSON), buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	noteResults(a, res)
+	complete, denied := readResults(filepath.Join(a, reports.FileJSON))
+	noteResults(a, complete, denied)
 	if _, w, err := idx.earlier(ctx, earlierQuery{Service: "embedded", Keys: []string{"k2|2027-01-10"}}); err != nil || !strings.Contains(w, ": 1 na execução A (ex.: k2 vencimento 2027-01-10).") {
 		t.Fatalf("after resume: %q %v", w, err)
 	}

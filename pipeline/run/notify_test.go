@@ -34,7 +34,11 @@ func TestEmbeddedNotifiesTheLocalListener(t *testing.T) {
 	if err != nil || out.ExitCode() != 0 {
 		t.Fatalf("run with its own URL: %v", err)
 	}
-	if c, err = cl.GetCharge(ctx, out.Results.Rows[0].ChargeIDs[0]); err != nil || c.NotificationURL == nil || *c.NotificationURL != "https://financeiro.example.com/avisos" {
+	res, err := out.LoadResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err = cl.GetCharge(ctx, res.Rows[0].ChargeIDs[0]); err != nil || c.NotificationURL == nil || *c.NotificationURL != "https://financeiro.example.com/avisos" {
 		t.Fatalf("the job's own notification_url was not kept: %v %v", c.NotificationURL, err)
 	}
 }

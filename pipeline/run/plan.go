@@ -20,11 +20,11 @@ func Plan(ctx context.Context, jobPath string, job *pipeline.Job, runsDir string
 	idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
 	indexed := idx.exists()
 	b := pipeline.NewPlanBuilder(job)
-	var keys []string
+	ids := newRowIDs()
 	s, err := pipeline.ValidateStream(ctx, job, pipeline.Handler{Item: func(it *pipeline.Item) error {
 		b.Add(it)
 		if indexed {
-			keys = append(keys, rowIdentity(it))
+			ids.add(rowIdentity(it))
 		}
 		return nil
 	}})
@@ -39,7 +39,8 @@ func Plan(ctx context.Context, jobPath string, job *pipeline.Job, runsDir string
 	if err != nil {
 		return nil, err
 	}
-	same, w, err := idx.earlier(ctx, earlierQuery{JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service, Keys: keys})
+	same, w, err := idx.earlier(ctx, earlierQuery{JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service, IDs: ids,
+		Names: func(ords map[int]bool) (map[int]string, error) { return identitiesAt(ctx, job, ords) }})
 	if err != nil {
 		return nil, err
 	}

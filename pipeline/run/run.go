@@ -106,13 +106,22 @@ func (o *Options) getenv(k string) string {
 
 // Outcome is what a run or a resume ended with.
 type Outcome struct {
-	RunID    string
-	Dir      string
+	RunID string
+	Dir   string
+	// Results is the run's identity and totals; its Rows are nil: they
+	// are in results.json, written as they streamed from the journal
+	// (LoadResults reads them all, reports.EachRow one at a time).
 	Results  *results.Results
 	Reports  []string
 	Plan     *pipeline.Plan // nil on resume
 	Stop     *StopError     // the run stopped before its end; resume later
 	Warnings []string
+}
+
+// LoadResults reads the run's whole results.json, rows included (for a
+// small run; a big one is read a row at a time with reports.EachRow).
+func (o *Outcome) LoadResults() (*results.Results, error) {
+	return results.Load(filepath.Join(o.Dir, reports.FileJSON))
 }
 
 // ExitCode is the process exit code for the outcome: 0 every row issued,
@@ -196,32 +205,54 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	if job, err = withLocalNotifications(jobPath, job, pipeline.LoadOptions{Now: opts.Now, Getenv: opts.Getenv}); err != nil {
 		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
 	}
-	v, err := pipeline.Validate(ctx, job)
-	if err != nil {
-		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
-	}
-	if !v.Clean() && job.OnInvalid != "skip" {
-		return nil, &InvalidRowsError{Validation: v}
-	}
-	plan := pipeline.BuildPlan(jobPath, job, v)
-	inputSHA, err := fileSHA256(job.InputFile)
-	if err != nil {
-		return nil, &UsageError{Msg: err.Error(), Err: err}
-	}
 	runsDir := opts.RunsDir
 	if runsDir == "" {
 		runsDir = job.Reports.Dir
 	}
 	runsDir, _ = filepath.Abs(runsDir)
+	// First pass: validate and plan as the rows stream, keeping counts,
+	// the plan (batch boundaries), the rows' identities as hashes, the
+	// job's Pix keys and split accounts; nothing per row beyond 16 bytes.
+	b := pipeline.NewPlanBuilder(job)
+	ids := newRowIDs()
+	var pixKeys, contas []string
+	sum, err := pipeline.ValidateStream(ctx, job, pipeline.Handler{Item: func(it *pipeline.Item) error {
+		b.Add(it)
+		ids.add(rowIdentity(it))
+		if c := it.Cobv; c != nil && job.Spec.Issue.Cobv != nil && !hasKey(pixKeys, c.Chave) {
+			pixKeys = append(pixKeys, strings.Clone(c.Chave))
+		}
+		if sp := it.PixSplit; sp != nil && job.Spec.Issue.Cobv != nil {
+			for _, r := range sp.Split.Repasses {
+				if r.Favorecido != nil && !slices.Contains(contas, r.Favorecido.Conta) {
+					contas = append(contas, strings.Clone(r.Favorecido.Conta))
+				}
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
+	}
+	if sum.Refused > 0 && job.OnInvalid != "skip" {
+		// the report of the problems: the notes only, not the rows
+		v, err := pipeline.ValidateNotes(ctx, job)
+		if err != nil {
+			return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
+		}
+		return nil, &InvalidRowsError{Validation: v}
+	}
+	plan := b.Done(jobPath, sum)
+	inputSHA, err := fileSHA256(job.InputFile)
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error(), Err: err}
+	}
 	idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
 	var warnings []string
-	keys := make([]string, len(v.Items))
-	for i := range v.Items {
-		keys[i] = rowIdentity(&v.Items[i])
-	}
 	// same job, same input, same resolved due dates (a monthly job with
 	// relative dates run again next month is a new run), unless --again
-	same, w, err := idx.earlier(ctx, earlierQuery{JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service, Keys: keys, Again: opts.Again})
+	same, w, err := idx.earlier(ctx, earlierQuery{JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service, IDs: ids, Again: opts.Again,
+		Names: func(ords map[int]bool) (map[int]string, error) { return identitiesAt(ctx, job, ords) }})
 	if err != nil {
 		return nil, err
 	}
@@ -270,29 +301,21 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		m.PixBaseURL = job.Endpoint.PixBaseURL
 	}
 	if job.Kind == results.Cobv && job.Spec.Issue.Cobv != nil {
-		for i := range v.Items {
-			if c := v.Items[i].Cobv; c != nil && !hasKey(m.PixKeys, c.Chave) {
-				m.PixKeys = append(m.PixKeys, c.Chave)
-			}
-			if sp := v.Items[i].PixSplit; sp != nil {
-				for _, r := range sp.Split.Repasses {
-					if r.Favorecido != nil && !slices.Contains(m.SplitContas, r.Favorecido.Conta) {
-						m.SplitContas = append(m.SplitContas, r.Favorecido.Conta)
-					}
-				}
-			}
-		}
+		m.PixKeys, m.SplitContas = pixKeys, contas
 	}
 	j, err := journal.Create(filepath.Join(dir, journal.FileName))
 	if err != nil {
 		return nil, err
 	}
 	defer j.Close()
-	if err := seed(ctx, j, job, v, m); err != nil {
+	if err := seed(ctx, j, job, m, sum, ids.sum()); err != nil {
+		// nothing was sent and the run is not in the index yet
+		j.Close()
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := idx.Append(Entry{RunID: runID, Dir: dir, JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service,
-		JobName: job.Name, StartedAt: m.StartedAt, Keys: keys}); err != nil {
+	if err := idx.appendIDs(Entry{RunID: runID, Dir: dir, JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service,
+		JobName: job.Name, StartedAt: m.StartedAt}, ids); err != nil {
 		return nil, err
 	}
 	out, err := execute(ctx, j, dir, opts, warnings)
@@ -349,87 +372,54 @@ type rowReq struct {
 }
 
 // seed writes the run's identity, every row with its request, the batches
-// and the split configurations into a new journal, in one transaction.
-func seed(ctx context.Context, j *journal.Journal, job *pipeline.Job, v *pipeline.Validation, m Meta) error {
+// and the split configurations into a new journal, in one transaction. It
+// validates the job again, the rows streaming into the journal as they
+// come (nothing of them is held), and fails when they are not those of
+// the first pass (want, the SHA-256 of the identities wantIDs): the input
+// changed in between.
+func seed(ctx context.Context, j *journal.Journal, job *pipeline.Job, m Meta, want *pipeline.Summary, wantIDs string) error {
 	mb, _ := json.Marshal(m)
 	type splitDef struct {
 		id   string
 		body []byte
 	}
 	splits := map[string]splitDef{}
+	ids := newRowIDs()
+	ids.rows = nil
+	ids.shaOnly = true
+	pb := pipeline.NewPlanBuilder(job)
 	return j.Tx(ctx, func(tx *journal.Tx) error {
 		if err := tx.SetMeta("meta", string(mb)); err != nil {
 			return err
 		}
-		for _, r := range v.Refused {
-			info, _ := json.Marshal(r)
-			if err := tx.AddRow(journal.Row{Index: r.Index, Key: r.Key, State: journal.RowRefused, Info: info}); err != nil {
-				return err
-			}
-		}
-		for i := range v.Items {
-			it := &v.Items[i]
-			row := results.Row{Index: it.Index, SourceRow: it.SourceRow, Key: it.Key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
-				Outcome: results.Pending, AmountCents: it.AmountCents, Split: it.Split}
-			if !it.DueDate.IsZero() {
-				row.DueDate = it.DueDate.Format("2006-01-02")
-			}
-			for _, p := range it.Parcels {
-				row.Parcels = append(row.Parcels, results.Parcel{Number: p.Number, DueDate: p.DueDate.Format("2006-01-02"), ValueCents: p.ValueCents})
-			}
-			if len(row.Parcels) > 0 && row.DueDate == "" {
-				row.DueDate = row.Parcels[0].DueDate
-			}
-			var req rowReq
-			switch {
-			case it.Carnet != nil:
-				c := *it.Carnet
-				md := pipeline.Metadata{}
-				if c.Metadata != nil {
-					md = *c.Metadata
-				}
-				if md.CustomID == "" {
-					md.CustomID = CustomID(m.RunID, it.Key)
-				}
-				c.Metadata = &md
-				row.CustomID = md.CustomID
-				req.Carnet = &c
-			case it.Slip != nil:
-				s := *it.Slip
-				md := pipeline.Metadata{}
-				if s.Metadata != nil {
-					md = *s.Metadata
-				}
-				if md.CustomID == "" {
-					md.CustomID = CustomID(m.RunID, it.Key)
-				}
-				s.Metadata = &md
-				row.CustomID = md.CustomID
-				req.Slip = &s
-			case it.Cobv != nil:
-				c := *it.Cobv
-				if c.Txid == "" {
-					c.Txid = rules.DeriveTxid(m.RunID, it.Key)
-				}
-				row.Txid = c.Txid
-				req.Cobv = &c
-				if it.PixSplit != nil {
-					req.SplitKey = it.SplitKey
-					if _, ok := splits[it.SplitKey]; !ok {
-						body, _ := json.Marshal(it.PixSplit)
-						splits[it.SplitKey] = splitDef{id: SplitConfigID(m.RunID, it.SplitKey), body: body}
+		sum, err := pipeline.ValidateStream(ctx, job, pipeline.Handler{
+			Refused: func(r *results.Row) error {
+				info, _ := json.Marshal(r)
+				return tx.AddRow(journal.Row{Index: r.Index, Key: r.Key, State: journal.RowRefused, Info: info})
+			},
+			Item: func(it *pipeline.Item) error {
+				pb.Add(it)
+				ids.add(rowIdentity(it))
+				info, req, sk, sp := seedRow(it, m.RunID)
+				if sp != nil {
+					if _, ok := splits[sk]; !ok {
+						body, _ := json.Marshal(sp)
+						splits[strings.Clone(sk)] = splitDef{id: SplitConfigID(m.RunID, sk), body: body}
 					}
 				}
-			}
-			info, _ := json.Marshal(row)
-			rq, _ := json.Marshal(req)
-			if err := tx.AddRow(journal.Row{Index: it.Index, Key: it.Key, State: journal.RowPending, Info: info, Req: rq}); err != nil {
-				return err
-			}
+				return tx.AddRow(journal.Row{Index: it.Index, Key: it.Key, State: journal.RowPending, Info: info, Req: req})
+			},
+		})
+		if err != nil {
+			return &UsageError{Msg: err.Error(), Err: err}
+		}
+		if sum.Rows != want.Rows || sum.Accepted != want.Accepted || sum.Refused != want.Refused ||
+			sum.AcceptedCents != want.AcceptedCents || ids.sum() != wantIDs {
+			return &UsageError{Msg: fmt.Sprintf("a planilha %s mudou enquanto a execução era preparada; nada foi enviado: rode o job de novo", job.InputFile)}
 		}
 		if job.Kind == results.Cobv {
-			for n, b := range pipeline.Batches(job, v.Items) {
-				if err := tx.AddBatch(journal.Batch{Num: n + 1, ID: BatchID(m.RunID, n+1), First: b[0], End: b[1], State: journal.BatchPending}); err != nil {
+			for n, b := range pb.Done("", sum).Issue.Batches {
+				if err := tx.AddBatch(journal.Batch{Num: n + 1, ID: BatchID(m.RunID, n+1), First: b.First, End: b.First + b.Items, State: journal.BatchPending}); err != nil {
 					return err
 				}
 			}
@@ -441,6 +431,64 @@ func seed(ctx context.Context, j *journal.Journal, job *pipeline.Job, v *pipelin
 		}
 		return nil
 	})
+}
+
+// seedRow is what the journal keeps of an accepted row: its description
+// (a pending result), its request with the run's custom_id or txid, and
+// for a Pix split the configuration's key and body.
+func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string, split any) {
+	row := results.Row{Index: it.Index, SourceRow: it.SourceRow, Key: it.Key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
+		Outcome: results.Pending, AmountCents: it.AmountCents, Split: it.Split}
+	if !it.DueDate.IsZero() {
+		row.DueDate = it.DueDate.Format("2006-01-02")
+	}
+	for _, p := range it.Parcels {
+		row.Parcels = append(row.Parcels, results.Parcel{Number: p.Number, DueDate: p.DueDate.Format("2006-01-02"), ValueCents: p.ValueCents})
+	}
+	if len(row.Parcels) > 0 && row.DueDate == "" {
+		row.DueDate = row.Parcels[0].DueDate
+	}
+	var r rowReq
+	switch {
+	case it.Carnet != nil:
+		c := *it.Carnet
+		md := pipeline.Metadata{}
+		if c.Metadata != nil {
+			md = *c.Metadata
+		}
+		if md.CustomID == "" {
+			md.CustomID = CustomID(runID, it.Key)
+		}
+		c.Metadata = &md
+		row.CustomID = md.CustomID
+		r.Carnet = &c
+	case it.Slip != nil:
+		s := *it.Slip
+		md := pipeline.Metadata{}
+		if s.Metadata != nil {
+			md = *s.Metadata
+		}
+		if md.CustomID == "" {
+			md.CustomID = CustomID(runID, it.Key)
+		}
+		s.Metadata = &md
+		row.CustomID = md.CustomID
+		r.Slip = &s
+	case it.Cobv != nil:
+		c := *it.Cobv
+		if c.Txid == "" {
+			c.Txid = rules.DeriveTxid(runID, it.Key)
+		}
+		row.Txid = c.Txid
+		r.Cobv = &c
+		if it.PixSplit != nil {
+			r.SplitKey = it.SplitKey
+			splitKey, split = it.SplitKey, it.PixSplit
+		}
+	}
+	info, _ = json.Marshal(row)
+	req, _ = json.Marshal(r)
+	return info, req, splitKey, split
 }
 
 // CustomID is the deterministic metadata.custom_id of a row: the run id and
@@ -565,27 +613,42 @@ func (r redactWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeResults writes results.json (atomically) and the reports.
-func writeResults(dir string, r *results.Results, m Meta) ([]string, error) {
+// writeResults writes results.json (atomically, streaming the rows from
+// the journal) and the reports (streaming from results.json), and returns
+// the run's results without their rows (Run and Totals: the rows are in
+// results.json). A nil result comes with the error that prevented it.
+func (e *executor) writeResults(ctx context.Context, dir string) (*results.Results, []string, error) {
+	head, err := e.head(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	// results.json first and on its own: the other reports are written
 	// again from it (remessa report) if one of them fails
-	paths, err := reports.Write(dir, r, reports.Options{Formats: []string{reports.FormatJSON}})
-	if err != nil && !errors.Is(err, reports.ErrRowsNotTotals) {
-		return nil, fmt.Errorf("results.json: %w", err)
+	var denied []int64
+	paths, res, err := reports.WriteStream(dir, head, func(yield func(*results.Row) error) (results.Totals, error) {
+		t, d, err := e.eachResult(ctx, yield)
+		denied = d
+		return t, err
+	}, reports.Options{Formats: []string{reports.FormatJSON}})
+	if res == nil {
+		return nil, nil, fmt.Errorf("results.json: %w", err)
 	}
-	noteResults(dir, r)
+	if err != nil && !errors.Is(err, reports.ErrRowsNotTotals) {
+		return res, nil, fmt.Errorf("results.json: %w", err)
+	}
+	noteResults(dir, res.Run.Complete, denied)
 	formats := []string{}
-	for _, f := range m.Formats {
+	for _, f := range e.m.Formats {
 		if f != reports.FormatJSON {
 			formats = append(formats, f)
 		}
 	}
 	if len(formats) == 0 {
-		return paths, err
+		return res, paths, err
 	}
-	ps, err := reports.Write(dir, r, reports.Options{Formats: formats, Lang: m.Lang,
-		Input: &reports.InputInfo{Path: m.InputFile, Sheet: m.InputSheet}})
-	return append(paths, ps...), err
+	ps, _, err := reports.WriteFromFile(dir, filepath.Join(dir, reports.FileJSON), reports.Options{Formats: formats, Lang: e.m.Lang,
+		Input: &reports.InputInfo{Path: e.m.InputFile, Sheet: e.m.InputSheet}})
+	return res, append(paths, ps...), err
 }
 
 // preciseTime stamps log events with RFC 3339 nanosecond times (without

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -80,6 +82,10 @@ func scaleChild(spec string) int {
 		opts.Service, opts.BaseURL, opts.Getenv = "sandbox", req.BaseURL, remoteEnv
 		opts.Quota = 100_000_000 // measure the run, not the remote default of 15,000 calls a day
 	}
+	if p := os.Getenv(scaleProfileEnv); p != "" {
+		stop := peakHeapProfile(p)
+		defer stop()
+	}
 	start := time.Now()
 	out, err := run.Run(context.Background(), req.Job, opts)
 	el := time.Since(start)
@@ -93,10 +99,47 @@ func scaleChild(spec string) int {
 	tot := out.Results.Totals
 	res := scaleRes{RunDir: out.Dir, Seconds: el.Seconds(), HWMkB: hwm, Exit: out.ExitCode(),
 		Issued: tot.Issued.Rows, Refused: tot.Refused.Rows, Denied: tot.Denied.Rows,
-		Ambiguous: tot.Ambiguous.Rows, Pending: tot.Pending.Rows, Rows: len(out.Results.Rows)}
+		Ambiguous: tot.Ambiguous.Rows, Pending: tot.Pending.Rows, Rows: tot.In.Rows}
 	line, _ := json.Marshal(res)
 	fmt.Printf("\n%s%s\n", scaleChildPrefix, line)
 	return 0
+}
+
+// scaleProfileEnv names a file the child writes the heap profile of its
+// largest live heap to (checked every 100 ms): what holds memory at the
+// peak, for go tool pprof.
+const scaleProfileEnv = "REMESSA_SCALE_HEAP_PROFILE"
+
+// peakHeapProfile samples the live heap and writes a heap profile to path
+// each time it reaches a new peak (by an eighth at least); stop ends it.
+func peakHeapProfile(path string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		var peak uint64
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > peak+peak/8 {
+				peak = ms.HeapAlloc
+				runtime.GC()
+				if f, err := os.Create(path); err == nil {
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // vmHWM is this process's peak resident set in kB.

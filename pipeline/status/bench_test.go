@@ -42,6 +42,9 @@ func BenchmarkStatus100k(b *testing.B) {
 	if err != nil || out.Results.Totals.Issued.Rows < rows*9/10 {
 		b.Fatalf("issue: %v", err)
 	}
+	if out.Results, err = out.LoadResults(); err != nil { // the rows, from results.json
+		b.Fatal(err)
+	}
 	opts := status.Options{Run: run.Options{Embedded: rn}}
 	first, err := status.Sync(ctx, out.Dir, opts)
 	if err != nil {

@@ -26,8 +26,8 @@ type Issued struct {
 	Work    string           // the temporary folder holding the job, its sheet and the runs
 	Dir     string           // the run folder
 	Sandbox *sandbox.Running // the shared embedded sandbox, closed when the test ends
-	Results *results.Results
-	Outcome *run.Outcome
+	Results *results.Results // read from results.json: rows included
+	Outcome *run.Outcome     // its Results are the same, rows included
 }
 
 // NoEnv is an environment with no variable (a job's ${VAR:default} takes
@@ -62,7 +62,14 @@ func Issue(t testing.TB, work, job string) *Issued {
 	if err != nil || out.ExitCode() != 0 {
 		t.Fatalf("issue %s: %v", job, err)
 	}
-	return &Issued{Work: work, Dir: out.Dir, Sandbox: rn, Results: out.Results, Outcome: out}
+	// the run's results with their rows (a run returns its totals only;
+	// the rows are in results.json): the tests look rows up
+	full, err := out.LoadResults()
+	if err != nil {
+		t.Fatalf("issue %s: %v", job, err)
+	}
+	out.Results = full
+	return &Issued{Work: work, Dir: out.Dir, Sandbox: rn, Results: full, Outcome: out}
 }
 
 // Sample copies a sample (its job and sheet) into a temporary folder and
