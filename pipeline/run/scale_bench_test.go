@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,6 +63,7 @@ type scaleReq struct {
 type scaleRes struct {
 	RunDir                   string
 	Seconds                  float64 // run.Run alone
+	CPUSeconds               float64 // the child's user and system CPU time
 	HWMkB                    int     // the child's VmHWM after the run
 	Exit                     int
 	Issued, Refused, Denied  int
@@ -86,6 +88,12 @@ func scaleChild(spec string) int {
 		stop := peakHeapProfile(p)
 		defer stop()
 	}
+	if p := os.Getenv(scaleCPUProfileEnv); p != "" {
+		if f, err := os.Create(p); err == nil {
+			pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	start := time.Now()
 	out, err := run.Run(context.Background(), req.Job, opts)
 	el := time.Since(start)
@@ -97,7 +105,10 @@ func scaleChild(spec string) int {
 		return fail(err)
 	}
 	tot := out.Results.Totals
-	res := scaleRes{RunDir: out.Dir, Seconds: el.Seconds(), HWMkB: hwm, Exit: out.ExitCode(),
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	res := scaleRes{RunDir: out.Dir, Seconds: el.Seconds(), CPUSeconds: cpu.Seconds(), HWMkB: hwm, Exit: out.ExitCode(),
 		Issued: tot.Issued.Rows, Refused: tot.Refused.Rows, Denied: tot.Denied.Rows,
 		Ambiguous: tot.Ambiguous.Rows, Pending: tot.Pending.Rows, Rows: tot.In.Rows}
 	line, _ := json.Marshal(res)
@@ -109,6 +120,9 @@ func scaleChild(spec string) int {
 // largest live heap to (checked every 100 ms): what holds memory at the
 // peak, for go tool pprof.
 const scaleProfileEnv = "REMESSA_SCALE_HEAP_PROFILE"
+
+// scaleCPUProfileEnv names a file the child writes its CPU profile to.
+const scaleCPUProfileEnv = "REMESSA_SCALE_CPU_PROFILE"
 
 // peakHeapProfile samples the live heap and writes a heap profile to path
 // each time it reaches a new peak (by an eighth at least); stop ends it.
@@ -140,6 +154,29 @@ func peakHeapProfile(path string) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+// procCPU is the user and system CPU time process pid has used (0 when
+// it cannot be read).
+func procCPU(pid int) time.Duration {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// the fields after the command's closing parenthesis: utime and
+	// stime are the 12th and 13th, in clock ticks (100 a second)
+	i := bytes.LastIndexByte(st, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(st[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var u, s int64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &s)
+	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 // vmHWM is this process's peak resident set in kB.
@@ -251,16 +288,23 @@ func checkScale(b *testing.B, n int, r scaleRes) {
 }
 
 // BenchmarkRunCobvScale runs cobv jobs of 25,000, 100,000 and 200,000
-// rows end to end against a separate `remessa sandbox` process (a fresh
-// one per size), the run in a child process. Reported: the time of the
-// child (ns/op), the run's time per row, the child's peak RSS, and the
-// journal (journal.db with its -wal, after the run) and results.json
-// bytes per row.
+// rows (and 1,000,000 with BENCH_1M=1: some minutes) end to end against
+// a separate `remessa sandbox` process (a fresh one per size), the run in
+// a child process. Reported: the time of the child (ns/op), the run's
+// time per row, the child's peak RSS, the CPU time per row of the run's
+// process and of the sandbox's (they share the machine), and the journal
+// (journal.db with its -wal, after the run) and results.json bytes per
+// row.
 //
 //	go test -run '^$' -bench RunCobvScale -benchtime 1x -timeout 30m ./pipeline/run/
+//	BENCH_1M=1 go test -run '^$' -bench 'RunCobvScale/rows=1000000' -benchtime 1x -timeout 60m ./pipeline/run/
 func BenchmarkRunCobvScale(b *testing.B) {
 	in := &scaleInputs{root: b.TempDir()}
-	for _, n := range []int{25_000, 100_000, 200_000} {
+	sizes := []int{25_000, 100_000, 200_000}
+	if os.Getenv("BENCH_1M") != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			csv := in.csv(b, n)
 			work := b.TempDir()
@@ -274,10 +318,12 @@ func BenchmarkRunCobvScale(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				sbCPU := procCPU(sb.cmd.Process.Pid)
 				r := runScaleChild(b, scaleReq{Job: job, RunsDir: runs, BaseURL: sb.URL})
 				b.StopTimer()
 				checkScale(b, n, r)
 				sum.add(r, n, "")
+				sum.sandboxCPU += (procCPU(sb.cmd.Process.Pid) - sbCPU).Seconds() * 1e6 / float64(n)
 				os.RemoveAll(runs)
 				b.StartTimer()
 			}
@@ -338,6 +384,7 @@ func prepareSandboxData(b *testing.B, data string) string {
 type scaleSums struct {
 	runs                          int
 	usPerRow, peakMB              float64
+	cpuPerRow, sandboxCPU         float64 // µs of CPU per row: the run's process, the sandbox's
 	journalPerRow, resultsPerRow  float64
 	sandboxPerCobv                float64
 	lastJournal, lastResults, lsb int64
@@ -346,6 +393,7 @@ type scaleSums struct {
 func (s *scaleSums) add(r scaleRes, n int, sandboxDir string) {
 	s.runs++
 	s.usPerRow += r.Seconds * 1e6 / float64(n)
+	s.cpuPerRow += r.CPUSeconds * 1e6 / float64(n)
 	s.peakMB += float64(r.HWMkB) / 1024
 	j := filepath.Join(r.RunDir, journal.FileName)
 	s.lastJournal = fileBytes(j, j+"-wal")
@@ -368,6 +416,10 @@ func (s *scaleSums) report(b *testing.B, embedded bool) {
 	k := float64(s.runs)
 	b.ReportMetric(s.usPerRow/k, "µs-per-row")
 	b.ReportMetric(s.peakMB/k, "peak-RSS-MB")
+	b.ReportMetric(s.cpuPerRow/k, "run-cpu-µs-per-row")
+	if !embedded {
+		b.ReportMetric(s.sandboxCPU/k, "sandbox-cpu-µs-per-row")
+	}
 	b.ReportMetric(s.journalPerRow/k, "journal-bytes-per-row")
 	b.ReportMetric(s.resultsPerRow/k, "results-bytes-per-row")
 	if embedded {
