@@ -119,10 +119,10 @@ func (e *executor) runCobv(ctx context.Context) error {
 // transaction.
 func (e *executor) denySplit(ctx context.Context, key string, p results.Problem) error {
 	var deny []*jrow
-	err := e.eachPage(ctx, journal.Page{After: -1, Only: []string{journal.RowPending}}, func(rows []*jrow) (bool, error) {
+	err := e.eachPage(ctx, journal.Page{After: -1, Only: []string{journal.RowPending}}, decodeCobv, func(rows []*jrow) (bool, error) {
 		for _, r := range rows {
 			if r.req.SplitKey == key {
-				r.req = rowReq{SplitKey: key} // the request is not needed any more
+				r.cobv = nil // the request is not needed any more
 				deny = append(deny, r)
 			}
 		}
@@ -153,7 +153,7 @@ func (e *executor) batchRows(ctx context.Context, span [2]int) ([]*jrow, error) 
 	}
 	rows := make([]*jrow, 0, len(page))
 	for _, r := range page {
-		jr, err := jrowOf(r)
+		jr, err := decodeRow(r, decodeCobv)
 		if err != nil {
 			return nil, err
 		}
@@ -198,14 +198,7 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 			}
 		}
 		if put {
-			items := make([]json.RawMessage, len(rows))
-			for i, r := range rows {
-				items[i], _ = json.Marshal(r.req.Cobv)
-			}
-			body, _ := json.Marshal(struct {
-				Descricao string            `json:"descricao,omitempty"`
-				Cobsv     []json.RawMessage `json:"cobsv"`
-			}{e.m.BatchDesc, items})
+			body := loteBody(e.m.BatchDesc, rows)
 			for attempt := 0; ; attempt++ {
 				seq, err := e.begin(ctx, routeLotePut, b.ID, func(tx *journal.Tx) error { return tx.SetBatch(b.Num, journal.BatchSent) })
 				if err != nil {
@@ -353,6 +346,34 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 	}
 	e.prog.batchDone()
 	return nil
+}
+
+// loteBody is the body of PUT /v2/lotecobv/:id for rows: the description
+// and each row's request as the journal holds it (json.Marshal's bytes:
+// the body is the same on every attempt and after a resume).
+func loteBody(desc string, rows []*jrow) []byte {
+	n := 64 + len(desc)
+	for _, r := range rows {
+		n += len(r.cobv) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	if desc != "" {
+		d, _ := json.Marshal(desc)
+		b = append(append(append(b, `"descricao":`...), d...), ',')
+	}
+	b = append(b, `"cobsv":[`...)
+	for i, r := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if len(r.cobv) == 0 {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, r.cobv...)
+	}
+	return append(b, "]}"...)
 }
 
 // linked reports whether the row's split link was journaled as made.

@@ -46,7 +46,8 @@ type jrow struct {
 	state string
 	info  results.Row
 	req   rowReq
-	res   *results.Row // filled result (nil until the service answered)
+	cobv  json.RawMessage // a cobv batch's row: its request as journaled (req.Cobv stays nil)
+	res   *results.Row    // filled result (nil until the service answered)
 	tries int
 }
 
@@ -209,21 +210,47 @@ func (e *executor) accepted() int {
 }
 
 // jrowOf decodes a journaled row.
-func jrowOf(r journal.Row) (*jrow, error) {
+func jrowOf(r journal.Row) (*jrow, error) { return decodeRow(r, decodeAll) }
+
+// What decodeRow decodes of a row.
+const (
+	decodeAll    = iota // description, request, result
+	decodeCobv          // the request as raw cobv JSON (for the batch body) and its split key
+	decodeResult        // the result; the description only when there is none (or the row is sending)
+)
+
+// decodeRow decodes what what asks of a journaled row: a cobv batch sends
+// its rows' requests as they were journaled, and results.json needs a
+// row's result only, so neither pays for decoding what it does not use.
+func decodeRow(r journal.Row, what int) (*jrow, error) {
 	jr := &jrow{idx: r.Index, key: r.Key, state: r.State, tries: r.Attempts}
-	if err := json.Unmarshal(r.Info, &jr.info); err != nil {
-		return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
-	}
-	if r.Req != nil {
-		if err := json.Unmarshal(r.Req, &jr.req); err != nil {
-			return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
-		}
-	}
 	if r.Res != nil {
 		var res results.Row
 		if err := json.Unmarshal(r.Res, &res); err == nil {
 			jr.res = &res
 		}
+	}
+	if what != decodeResult || jr.res == nil || jr.state == journal.RowSending {
+		if err := json.Unmarshal(r.Info, &jr.info); err != nil {
+			return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
+		}
+	}
+	if r.Req == nil || what == decodeResult {
+		return jr, nil
+	}
+	if what == decodeCobv {
+		var req struct {
+			Cobv     json.RawMessage `json:"cobv"`
+			SplitKey string          `json:"split_key"`
+		}
+		if err := json.Unmarshal(r.Req, &req); err != nil {
+			return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
+		}
+		jr.cobv, jr.req.SplitKey = req.Cobv, req.SplitKey
+		return jr, nil
+	}
+	if err := json.Unmarshal(r.Req, &jr.req); err != nil {
+		return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
 	}
 	return jr, nil
 }
@@ -232,8 +259,9 @@ func jrowOf(r journal.Row) (*jrow, error) {
 const pageRows = 256
 
 // eachPage calls fn with the rows p selects, pageRows at a time (p.After
-// moves on; p.Limit is ignored), until there are no more or fn says stop.
-func (e *executor) eachPage(ctx context.Context, p journal.Page, fn func([]*jrow) (bool, error)) error {
+// moves on; p.Limit is ignored), decoded as what says, until there are no
+// more or fn says stop.
+func (e *executor) eachPage(ctx context.Context, p journal.Page, what int, fn func([]*jrow) (bool, error)) error {
 	p.Limit = pageRows
 	for {
 		page, err := e.j.RowsPage(ctx, p)
@@ -242,7 +270,7 @@ func (e *executor) eachPage(ctx context.Context, p journal.Page, fn func([]*jrow
 		}
 		rows := make([]*jrow, len(page))
 		for i, r := range page {
-			if rows[i], err = jrowOf(r); err != nil {
+			if rows[i], err = decodeRow(r, what); err != nil {
 				return err
 			}
 		}
@@ -493,7 +521,7 @@ func (e *executor) runPosts(ctx context.Context) error {
 	// them are in flight or queued: memory follows the concurrency, not
 	// the rows
 	window := make(chan struct{}, max(2*pageRows, 8*n))
-	err := e.eachPage(ctx, journal.Page{After: -1, Not: []string{journal.RowRefused, journal.RowIssued, journal.RowDenied}},
+	err := e.eachPage(ctx, journal.Page{After: -1, Not: []string{journal.RowRefused, journal.RowIssued, journal.RowDenied}}, decodeAll,
 		func(rows []*jrow) (bool, error) {
 			for _, r := range rows {
 				if e.stopping() {
@@ -1007,7 +1035,7 @@ func (e *executor) resultRow(jr *jrow) results.Row {
 func (e *executor) eachResult(ctx context.Context, yield func(*results.Row) error) (results.Totals, []int64, error) {
 	t := results.NewTotals()
 	var denied []int64
-	err := e.eachPage(ctx, journal.Page{After: -1}, func(rows []*jrow) (bool, error) {
+	err := e.eachPage(ctx, journal.Page{After: -1}, decodeResult, func(rows []*jrow) (bool, error) {
 		for _, jr := range rows {
 			row := e.resultRow(jr)
 			t.Add(&row)

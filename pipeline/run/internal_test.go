@@ -2,12 +2,16 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"remessa/pipeline"
+	"remessa/pipeline/journal"
 )
 
 func TestRouteOf(t *testing.T) {
@@ -120,4 +124,37 @@ func TestRunLock(t *testing.T) {
 		t.Fatalf("lock after unlock: %v", err)
 	}
 	u2()
+}
+
+// TestLoteBody: the batch body built from the journaled requests is the
+// bytes json.Marshal gives for the decoded requests (what the run sent
+// before it kept them raw), with and without a description.
+func TestLoteBody(t *testing.T) {
+	reqs := []rowReq{
+		{Cobv: &pipeline.CobvRequest{Txid: "a1", Chave: "k<&>", SolicitacaoPagador: "pagar <até> & \"já\""}},
+		{Cobv: &pipeline.CobvRequest{Txid: "b2", Chave: "k"}, SplitKey: "s1"},
+	}
+	var rows []*jrow
+	var items []*pipeline.CobvRequest
+	for i, q := range reqs {
+		b, _ := json.Marshal(q)
+		jr, err := decodeRow(journal.Row{Index: i, State: journal.RowPending, Info: []byte(`{}`), Req: b}, decodeCobv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if jr.req.SplitKey != q.SplitKey {
+			t.Fatalf("split key %q, want %q", jr.req.SplitKey, q.SplitKey)
+		}
+		rows = append(rows, jr)
+		items = append(items, q.Cobv)
+	}
+	for _, desc := range []string{"", "Mensalidades <junho> & \"julho\""} {
+		want, _ := json.Marshal(struct {
+			Descricao string                  `json:"descricao,omitempty"`
+			Cobsv     []*pipeline.CobvRequest `json:"cobsv"`
+		}{desc, items})
+		if got := loteBody(desc, rows); string(got) != string(want) {
+			t.Fatalf("desc %q:\n got %s\nwant %s", desc, got, want)
+		}
+	}
 }
