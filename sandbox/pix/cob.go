@@ -65,21 +65,12 @@ func newCharge(ai accountInfo, kind, txid string, in *cobInput, now time.Time, l
 	b.Txid = txid
 	b.Revisao = 0
 	b.Status = StatusAtiva
-	b.Calendario.Criacao = ts(now)
-	loc := locationFor(host, ai.ID, kind, locID)
-	b.Loc = &Loc{ID: locID, Location: loc, TipoCob: kind, Criacao: ts(now)}
-	b.Location = loc
 	b.Valor.Original = rules.FormatPixAmount(in.Cents)
-	if kind == kindCobV {
-		b.Recebedor = &Pessoa{CNPJ: rules.CleanDocument(ai.CNPJ), Nome: ai.Name, Logradouro: recebedorLogradouro,
-			Cidade: recebedorCidade, UF: recebedorUF, CEP: recebedorCEP}
+	c := &charge{Kind: kind, Created: now, Cents: in.Cents, LocID: locID, Host: host, Body: b}
+	if err := c.derive(ai, txid); err != nil {
+		return nil, err
 	}
-	code, err := rules.BRCode{Dynamic: true, URL: loc, MerchantName: merchantName(ai.Name), MerchantCity: merchantCity}.Encode()
-	if err != nil {
-		return nil, fmt.Errorf("pix: BR Code of %s: %w", txid, err)
-	}
-	b.PixCopiaECola = code
-	return &charge{Kind: kind, Created: now, Cents: in.Cents, Body: b}, nil
+	return c, nil
 }
 
 // revise applies a checked revision request to an existing charge.
@@ -137,55 +128,77 @@ func (m *Module) createCharge(ctx context.Context, ai accountInfo, kind, txid, h
 	if len(vs) > 0 {
 		return nil, fail(vs)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(ai.ID)
-	if _, ok := a.charges[txid]; ok {
-		if efi {
-			return nil, efiErr(http.StatusConflict, "txid_duplicado", "Campo txid "+quote(txid)+" já foi utilizado por outra cobrança")
-		}
-		p := problem(http.StatusConflict, tCobVInvalida, "Cobrança já existe.", "txid "+txid+" já foi utilizado por outra cobrança.", []Violacao{{Razao: "txid já utilizado", Propriedade: "txid", Valor: txid}})
-		p.p.Nome, p.p.Mensagem = "txid_duplicado", "Campo txid "+quote(txid)+" já foi utilizado por outra cobrança"
-		return nil, p
-	}
-	if lid, ok := a.claims[txid]; ok && a.lotes[lid] != nil && a.lotes[lid].itemStatus(txid) == ItemProcessando {
-		if efi {
-			return nil, efiErr(http.StatusConflict, "txid_duplicado", "Campo txid "+quote(txid)+" está em processamento no lote "+lid)
-		}
-		return nil, problem(http.StatusConflict, tCobVInvalida, "Cobrança em processamento.", "txid "+txid+" está em processamento no lote "+lid+".", []Violacao{{Razao: "txid em processamento em um lote", Propriedade: "txid", Valor: txid}})
-	}
 	now := m.clk.Now()
-	var c *charge
-	err = m.st.Tx(ctx, func(tx *store.Tx) error {
+	var out Cob
+	e := m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		old, err := r.charge(ai.ID, txid)
+		if err != nil {
+			return storeErr(err)
+		}
+		if old != nil {
+			if efi {
+				return efiErr(http.StatusConflict, "txid_duplicado", "Campo txid "+quote(txid)+" já foi utilizado por outra cobrança")
+			}
+			p := problem(http.StatusConflict, tCobVInvalida, "Cobrança já existe.", "txid "+txid+" já foi utilizado por outra cobrança.", []Violacao{{Razao: "txid já utilizado", Propriedade: "txid", Valor: txid}})
+			p.p.Nome, p.p.Mensagem = "txid_duplicado", "Campo txid "+quote(txid)+" já foi utilizado por outra cobrança"
+			return p
+		}
+		lid, err := r.claim(ai.ID, txid)
+		if err != nil {
+			return storeErr(err)
+		}
+		if lid != "" {
+			l, err := r.lote(ai.ID, lid)
+			if err != nil {
+				return storeErr(err)
+			}
+			if l != nil && l.itemStatus(txid) == ItemProcessando {
+				if efi {
+					return efiErr(http.StatusConflict, "txid_duplicado", "Campo txid "+quote(txid)+" está em processamento no lote "+lid)
+				}
+				return problem(http.StatusConflict, tCobVInvalida, "Cobrança em processamento.", "txid "+txid+" está em processamento no lote "+lid+".", []Violacao{{Razao: "txid em processamento em um lote", Propriedade: "txid", Valor: txid}})
+			}
+		}
 		locID, err := allocLocs(tx, 1)
 		if err != nil {
-			return err
+			return storeErr(err)
 		}
-		c, err = newCharge(ai, kind, txid, in, now, locID, host)
+		c, err := newCharge(ai, kind, txid, in, now, locID, host)
 		if err != nil {
-			return err
+			return storeErr(err)
 		}
-		return tx.Put(storeCharge, ai.ID, txid, c)
+		if err := m.saveCharge(tx, ai.ID, c); err != nil {
+			return storeErr(err)
+		}
+		if lid != "" {
+			if err := tx.DeleteAlias(idxClaim, ai.ID, txid); err != nil {
+				return storeErr(err)
+			}
+		}
+		if out, err = m.view(r, ai.ID, c); err != nil {
+			return storeErr(err)
+		}
+		return nil
 	})
-	if err != nil {
-		m.log.Error().Err(err).Msg("pix: create charge")
-		return nil, internal(err)
+	if e != nil {
+		return nil, e
 	}
-	a.charges[txid] = c
-	a.byLoc[c.Body.Location] = txid
-	out := m.view(a, c)
 	return &out, nil
 }
 
 // view is the answer for a charge (with its received Pix).
-func (m *Module) view(a *acct, c *charge) Cob {
+func (m *Module) view(r reader, account string, c *charge) (Cob, error) {
 	b := c.Body
 	for _, e2e := range c.Paid {
-		if p, ok := a.pix[e2e]; ok {
+		p, err := r.pix(account, e2e)
+		if err != nil {
+			return Cob{}, err
+		}
+		if p != nil {
 			b.Pix = append(b.Pix, p.Body)
 		}
 	}
-	return b
+	return b, nil
 }
 
 // patchCharge handles PATCH /v2/cob/{txid} and /v2/cobv/{txid}.
@@ -210,22 +223,30 @@ func (m *Module) patchCharge(ctx context.Context, ai accountInfo, kind, txid str
 	if len(vs) > 0 {
 		return nil, fail(vs)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(ai.ID)
-	c, ok := a.charges[txid]
-	if !ok || c.Kind != kind {
-		return nil, m.chargeNotFound(kind, txid)
-	}
-	nc, e := m.applyPatch(ai, c, v.(map[string]any), "", m.clk.Now())
+	var out Cob
+	e := m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		c, err := r.charge(ai.ID, txid)
+		if err != nil {
+			return storeErr(err)
+		}
+		if c == nil || c.Kind != kind {
+			return m.chargeNotFound(kind, txid)
+		}
+		nc, e := m.applyPatch(ai, c, v.(map[string]any), "", m.clk.Now())
+		if e != nil {
+			return e
+		}
+		if err := m.saveCharge(tx, ai.ID, nc); err != nil {
+			return storeErr(err)
+		}
+		if out, err = m.view(r, ai.ID, nc); err != nil {
+			return storeErr(err)
+		}
+		return nil
+	})
 	if e != nil {
 		return nil, e
 	}
-	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeCharge, ai.ID, txid, nc) }); err != nil {
-		return nil, internal(err)
-	}
-	a.charges[txid] = nc
-	out := m.view(a, nc)
 	return &out, nil
 }
 
@@ -282,17 +303,18 @@ func (m *Module) chargeNotFound(kind, txid string) *apiError {
 
 // getCharge handles GET /v2/cob/{txid} and /v2/cobv/{txid} (?revisao is
 // accepted and must not exceed the current revision).
-func (m *Module) getCharge(accountID, kind, txid string) (*Cob, *apiError) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(accountID)
-	if a == nil {
+func (m *Module) getCharge(ctx context.Context, accountID, kind, txid string) (*Cob, *apiError) {
+	r := m.rd(ctx)
+	c, err := r.charge(accountID, txid)
+	if err != nil {
+		return nil, internal(err)
+	}
+	if c == nil || c.Kind != kind {
 		return nil, m.chargeNotFound(kind, txid)
 	}
-	c, ok := a.charges[txid]
-	if !ok || c.Kind != kind {
-		return nil, m.chargeNotFound(kind, txid)
+	out, err := m.view(r, accountID, c)
+	if err != nil {
+		return nil, internal(err)
 	}
-	out := m.view(a, c)
 	return &out, nil
 }

@@ -32,6 +32,7 @@ type apiError struct {
 	nome     string
 	mensagem string
 	p        Problem
+	internal error // a store failure inside Module.write (rolls back, answers 500)
 }
 
 func (e *apiError) Error() string {

@@ -1,13 +1,14 @@
 package pix
 
 import (
+	"context"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"time"
 
 	"remessa/rules"
+	"remessa/sandbox/store"
 )
 
 // Paginacao is the pagination object of Pix lists.
@@ -109,7 +110,7 @@ type CobList struct {
 
 // listCharges handles GET /v2/cob and /v2/cobv with the filters cpf, cnpj,
 // status, locationPresente and (cobv) loteCobVId.
-func (m *Module) listCharges(accountID, kind string, q url.Values) (*CobList, *apiError) {
+func (m *Module) listCharges(ctx context.Context, accountID, kind string, q url.Values) (*CobList, *apiError) {
 	efi := kind == kindCob
 	lq, e := parseList(q, efi)
 	if e != nil {
@@ -155,43 +156,55 @@ func (m *Module) listCharges(accountID, kind string, q url.Values) (*CobList, *a
 	}
 	lq.params.CPF, lq.params.CNPJ, lq.params.Status, lq.params.LocationPresente, lq.params.LoteCobVID = cpf, cnpj, status, locPres, loteID
 
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	out := &CobList{Cobs: []Cob{}}
-	a := m.peek(accountID)
-	var sel []*charge
-	if a != nil {
-		for _, c := range a.charges {
-			if c.Kind != kind || !lq.in(c.Created) {
-				continue
-			}
-			if status != "" && c.Body.Status != status {
-				continue
-			}
-			if locPres != nil && !*locPres { // every charge here has a location
-				continue
-			}
-			if loteID != nil && c.LoteID != lote && c.LoteID != strconv.FormatInt(*loteID, 10) {
-				continue
-			}
-			if cpf != "" && (c.Body.Devedor == nil || c.Body.Devedor.CPF != cpf) {
-				continue
-			}
-			if cnpj != "" && (c.Body.Devedor == nil || c.Body.Devedor.CNPJ != cnpj) {
-				continue
-			}
-			sel = append(sel, c)
-		}
+	if locPres != nil && !*locPres { // every charge here has a location
+		lq.window(0)
+		out.Parametros = lq.params
+		return out, nil
 	}
-	sort.Slice(sel, func(i, j int) bool {
-		if !sel[i].Created.Equal(sel[j].Created) {
-			return sel[i].Created.Before(sel[j].Created)
+	q2 := store.Query{Kind: storeCharge, Account: accountID, Where: []store.Cond{
+		store.Between(store.ColN, lq.inicio.UnixNano(), lq.fim.UnixNano()), store.Eq(store.ColS1, kind)}}
+	if status != "" {
+		q2.Where = append(q2.Where, store.Eq(store.ColS2, status))
+	}
+	if cpf != "" {
+		q2.Where = append(q2.Where, store.Eq(store.ColS3, cpf))
+	}
+	if cnpj != "" {
+		q2.Where = append(q2.Where, store.Eq(store.ColS4, cnpj))
+	}
+	if loteID != nil {
+		q2.Where = append(q2.Where, store.Eq(store.ColI1, *loteID))
+	}
+	n, err := m.st.Count(ctx, q2)
+	if err != nil {
+		return nil, internal(err)
+	}
+	lo, hi := lq.window(n)
+	q2.Offset, q2.Limit = lo, hi-lo
+	if hi <= lo {
+		out.Parametros = lq.params
+		return out, nil
+	}
+	r := m.rd(ctx)
+	ids, err := r.ids(q2)
+	if err != nil {
+		return nil, internal(err)
+	}
+	docs, err := m.charges.GetMany(ctx, accountID, ids)
+	if err != nil {
+		return nil, internal(err)
+	}
+	for _, txid := range ids {
+		c := docs[txid]
+		if c == nil {
+			continue
 		}
-		return sel[i].Body.Txid < sel[j].Body.Txid
-	})
-	lo, hi := lq.window(len(sel))
-	for _, c := range sel[lo:hi] {
-		out.Cobs = append(out.Cobs, m.view(a, c))
+		v, err := m.view(r, accountID, c)
+		if err != nil {
+			return nil, internal(err)
+		}
+		out.Cobs = append(out.Cobs, v)
 	}
 	out.Parametros = lq.params
 	return out, nil

@@ -31,7 +31,8 @@ type loteItem struct {
 	Status   string          `json:"status"`
 	Criacao  time.Time       `json:"criacao,omitempty"`
 	Problema *Problem        `json:"problema,omitempty"`
-	Req      json.RawMessage `json:"req"`             // full creation request last accepted
+	Req      json.RawMessage `json:"req,omitempty"`   // full creation request last accepted (until CRIADA: the charge has it)
+	Dev      string          `json:"dev,omitempty"`   // the devedor's CPF or CNPJ once CRIADA (listing filter)
 	Patch    json.RawMessage `json:"patch,omitempty"` // pending revision (PATCH)
 	Op       string          `json:"op,omitempty"`    // put | patch while EM_PROCESSAMENTO
 }
@@ -48,6 +49,12 @@ func (l *lote) pending() bool {
 // hasDevedor tells whether an item of the batch is for that CPF or CNPJ.
 func (l *lote) hasDevedor(cpf, cnpj string) bool {
 	for _, it := range l.Items {
+		if it.Dev != "" {
+			if (cpf != "" && it.Dev == cpf) || (cnpj != "" && it.Dev == cnpj) {
+				return true
+			}
+			continue
+		}
 		var r struct {
 			Devedor struct {
 				CPF  string `json:"cpf"`
@@ -71,20 +78,6 @@ func (l *lote) itemStatus(txid string) string {
 		}
 	}
 	return ""
-}
-
-func sortedLotes(a *acct) []*lote {
-	ls := make([]*lote, 0, len(a.lotes))
-	for _, l := range a.lotes {
-		ls = append(ls, l)
-	}
-	sort.Slice(ls, func(i, j int) bool {
-		if !ls[i].Created.Equal(ls[j].Created) {
-			return ls[i].Created.Before(ls[j].Created)
-		}
-		return ls[i].ID < ls[j].ID
-	})
-	return ls
 }
 
 // LoteItem is a batch item as answered.
@@ -221,85 +214,121 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 	if e != nil {
 		return e
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(ai.ID)
 	now := m.clk.Now()
-	old := a.lotes[id]
-	var vs []Violacao
-	if old != nil {
-		// Batch rule: a change carries exactly the original txids.
-		orig := map[string]bool{}
-		for _, it := range old.Items {
-			orig[it.Txid] = true
+	e = m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		old, err := r.lote(ai.ID, id)
+		if err != nil {
+			return storeErr(err)
 		}
-		for i, t := range lb.txids {
-			if !orig[t] {
-				vs = append(vs, Violacao{Razao: "txid não pertence ao lote; um lote não ganha nem perde cobranças", Propriedade: fmt.Sprintf("cobsv[%d].txid", i), Valor: t})
+		var vs []Violacao
+		if old != nil {
+			// Batch rule: a change carries exactly the original txids.
+			orig := map[string]bool{}
+			for _, it := range old.Items {
+				orig[it.Txid] = true
 			}
-		}
-		if len(lb.txids) != len(old.Items) && len(vs) == 0 {
-			vs = append(vs, Violacao{Razao: fmt.Sprintf("o lote tem %d cobranças e a requisição %d; a alteração deve conter exatamente as cobranças da requisição original", len(old.Items), len(lb.txids)), Propriedade: "cobsv"})
-		}
-	} else {
-		for i, t := range lb.txids {
-			p := fmt.Sprintf("cobsv[%d].txid", i)
-			if c, ok := a.charges[t]; ok {
-				if c.LoteID == "" {
-					vs = append(vs, Violacao{Razao: "cobrança criada por PUT /v2/cobv/{txid} não pode entrar em um lote", Propriedade: p, Valor: t})
-				} else {
-					vs = append(vs, Violacao{Razao: "cobrança já pertence ao lote " + c.LoteID, Propriedade: p, Valor: t})
+			for i, t := range lb.txids {
+				if !orig[t] {
+					vs = append(vs, Violacao{Razao: "txid não pertence ao lote; um lote não ganha nem perde cobranças", Propriedade: fmt.Sprintf("cobsv[%d].txid", i), Valor: t})
 				}
-				continue
 			}
-			if lid, ok := a.claims[t]; ok && a.lotes[lid] != nil && a.lotes[lid].itemStatus(t) != ItemNegada {
-				vs = append(vs, Violacao{Razao: "txid em processamento no lote " + lid, Propriedade: p, Valor: t})
+			if len(lb.txids) != len(old.Items) && len(vs) == 0 {
+				vs = append(vs, Violacao{Razao: fmt.Sprintf("o lote tem %d cobranças e a requisição %d; a alteração deve conter exatamente as cobranças da requisição original", len(old.Items), len(lb.txids)), Propriedade: "cobsv"})
+			}
+		} else {
+			// Two queries for the batch: the claims, then the charges of
+			// the txids no batch claims (a claimed txid has no charge).
+			claims, err := tx.GetAliases(idxClaim, ai.ID, lb.txids)
+			if err != nil {
+				return storeErr(err)
+			}
+			var free []string
+			for _, t := range lb.txids {
+				if _, ok := claims[t]; !ok {
+					free = append(free, t)
+				}
+			}
+			existing, err := m.charges.TxGetMany(tx, ai.ID, free)
+			if err != nil {
+				return storeErr(err)
+			}
+			held := map[string]*lote{}
+			for i, t := range lb.txids {
+				p := fmt.Sprintf("cobsv[%d].txid", i)
+				if c := existing[t]; c != nil {
+					if c.LoteID == "" {
+						vs = append(vs, Violacao{Razao: "cobrança criada por PUT /v2/cobv/{txid} não pode entrar em um lote", Propriedade: p, Valor: t})
+					} else {
+						vs = append(vs, Violacao{Razao: "cobrança já pertence ao lote " + c.LoteID, Propriedade: p, Valor: t})
+					}
+					continue
+				}
+				cl, ok := claims[t]
+				if !ok {
+					continue
+				}
+				lid := cl.Owner
+				l, seen := held[lid]
+				if !seen {
+					if l, err = r.lote(ai.ID, lid); err != nil {
+						return storeErr(err)
+					}
+					held[lid] = l
+				}
+				if l != nil && l.itemStatus(t) != ItemNegada {
+					vs = append(vs, Violacao{Razao: "txid em processamento no lote " + lid, Propriedade: p, Valor: t})
+				}
 			}
 		}
-	}
-	if len(vs) > 0 {
-		if len(vs) > maxViolacoes {
-			vs = vs[:maxViolacoes]
+		if len(vs) > 0 {
+			if len(vs) > maxViolacoes {
+				vs = vs[:maxViolacoes]
+			}
+			return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O lote viola as regras de lote.", vs)
 		}
-		return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O lote viola as regras de lote.", vs)
-	}
-	var l *lote
-	if old != nil {
-		cp := *old
-		l = &cp
-		l.Items = make([]*loteItem, len(old.Items))
-		byTxid := map[string]int{}
-		for i, t := range lb.txids {
-			byTxid[t] = i
+		var l *lote
+		if old != nil {
+			cp := *old
+			l = &cp
+			l.Items = make([]*loteItem, len(old.Items))
+			byTxid := map[string]int{}
+			for i, t := range lb.txids {
+				byTxid[t] = i
+			}
+			for i, it := range old.Items {
+				n := *it
+				j := byTxid[it.Txid]
+				n.Req, n.Patch, n.Op, n.Status, n.Problema, n.Criacao, n.Dev = lb.raws[j], nil, "put", ItemProcessando, nil, time.Time{}, ""
+				l.Items[i] = &n
+			}
+			if lb.descricao != nil {
+				l.Descricao = *lb.descricao
+			}
+		} else {
+			l = &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
+			if lb.descricao != nil {
+				l.Descricao = *lb.descricao
+			}
+			for i, t := range lb.txids {
+				l.Items[i] = &loteItem{Txid: t, Status: ItemProcessando, Req: lb.raws[i], Op: "put"}
+			}
 		}
-		for i, it := range old.Items {
-			n := *it
-			j := byTxid[it.Txid]
-			n.Req, n.Patch, n.Op, n.Status, n.Problema, n.Criacao = lb.raws[j], nil, "put", ItemProcessando, nil, time.Time{}
-			l.Items[i] = &n
+		if err := m.saveLote(tx, ai.ID, l); err != nil {
+			return storeErr(err)
 		}
-		if lb.descricao != nil {
-			l.Descricao = *lb.descricao
+		if old == nil {
+			// A re-PUT does not take back a txid that went on to another batch:
+			// that item is denied when processed.
+			for _, it := range l.Items {
+				if err := tx.PutAlias(idxClaim, ai.ID, it.Txid, id, ""); err != nil {
+					return storeErr(err)
+				}
+			}
 		}
-	} else {
-		l = &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
-		if lb.descricao != nil {
-			l.Descricao = *lb.descricao
-		}
-		for i, t := range lb.txids {
-			l.Items[i] = &loteItem{Txid: t, Status: ItemProcessando, Req: lb.raws[i], Op: "put"}
-		}
-	}
-	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeLote, ai.ID, id, l) }); err != nil {
-		return internal(err)
-	}
-	a.lotes[id] = l
-	if old == nil {
-		// A re-PUT does not take back a txid that went on to another batch:
-		// that item is denied when processed.
-		for _, it := range l.Items {
-			a.claims[it.Txid] = id
-		}
+		return nil
+	})
+	if e != nil {
+		return e
 	}
 	m.enqueue(task{kind: taskLote, account: ai.ID, id: id})
 	return nil
@@ -324,67 +353,72 @@ func (m *Module) patchLote(ctx context.Context, ai accountInfo, id string, body 
 	if e != nil {
 		return e
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(ai.ID)
-	old := a.lotes[id]
-	if old == nil {
-		return notFound("Lote " + id + " não encontrado.")
-	}
-	idx := map[string]int{}
-	for i, it := range old.Items {
-		idx[it.Txid] = i
-	}
-	var vs []Violacao
-	for i, t := range lb.txids {
-		if _, ok := idx[t]; !ok {
-			vs = append(vs, Violacao{Razao: "txid não pertence ao lote; PATCH não pode adicionar cobranças", Propriedade: fmt.Sprintf("cobsv[%d].txid", i), Valor: t})
+	e = m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		old, err := r.lote(ai.ID, id)
+		if err != nil {
+			return storeErr(err)
 		}
-	}
-	// Each revision must respect the revision schema (the full check
-	// happens when the worker merges it).
-	for i, item := range lb.items {
-		if len(vs) >= maxViolacoes {
-			break
+		if old == nil {
+			return notFound("Lote " + id + " não encontrado.")
 		}
-		cobvItemPatchS.check(fmt.Sprintf("cobsv[%d]", i), item, &vs)
-	}
-	if len(vs) > 0 {
-		if len(vs) > maxViolacoes {
-			vs = vs[:maxViolacoes]
+		idx := map[string]int{}
+		for i, it := range old.Items {
+			idx[it.Txid] = i
 		}
-		return problem(http.StatusBadRequest, tCobVInvalida, titleCobV, "A revisão do lote não respeita o schema ou as regras de lote.", vs)
-	}
-	cp := *old
-	l := &cp
-	l.Items = append([]*loteItem(nil), old.Items...)
-	for j, t := range lb.txids {
-		i := idx[t]
-		n := *l.Items[i]
-		if n.Status == ItemProcessando && n.Op == "put" {
-			// A PUT still waiting absorbs the revision.
-			var base map[string]any
-			_ = decodeInto(n.Req, &base)
-			merged := mergePatch(base, lb.items[j])
-			n.Req, _ = json.Marshal(merged)
-		} else if n.Status == ItemProcessando && n.Op == "patch" {
-			var base map[string]any
-			_ = decodeInto(n.Patch, &base)
-			merged := mergePatch(base, lb.items[j])
-			n.Patch, _ = json.Marshal(merged)
-		} else {
-			n.Patch, n.Op = lb.raws[j], "patch"
+		var vs []Violacao
+		for i, t := range lb.txids {
+			if _, ok := idx[t]; !ok {
+				vs = append(vs, Violacao{Razao: "txid não pertence ao lote; PATCH não pode adicionar cobranças", Propriedade: fmt.Sprintf("cobsv[%d].txid", i), Valor: t})
+			}
 		}
-		n.Status, n.Problema, n.Criacao = ItemProcessando, nil, time.Time{}
-		l.Items[i] = &n
+		// Each revision must respect the revision schema (the full check
+		// happens when the worker merges it).
+		for i, item := range lb.items {
+			if len(vs) >= maxViolacoes {
+				break
+			}
+			cobvItemPatchS.check(fmt.Sprintf("cobsv[%d]", i), item, &vs)
+		}
+		if len(vs) > 0 {
+			if len(vs) > maxViolacoes {
+				vs = vs[:maxViolacoes]
+			}
+			return problem(http.StatusBadRequest, tCobVInvalida, titleCobV, "A revisão do lote não respeita o schema ou as regras de lote.", vs)
+		}
+		cp := *old
+		l := &cp
+		l.Items = append([]*loteItem(nil), old.Items...)
+		for j, t := range lb.txids {
+			i := idx[t]
+			n := *l.Items[i]
+			if n.Status == ItemProcessando && n.Op == "put" {
+				// A PUT still waiting absorbs the revision.
+				var base map[string]any
+				_ = decodeInto(n.Req, &base)
+				merged := mergePatch(base, lb.items[j])
+				n.Req, _ = json.Marshal(merged)
+			} else if n.Status == ItemProcessando && n.Op == "patch" {
+				var base map[string]any
+				_ = decodeInto(n.Patch, &base)
+				merged := mergePatch(base, lb.items[j])
+				n.Patch, _ = json.Marshal(merged)
+			} else {
+				n.Patch, n.Op = lb.raws[j], "patch"
+			}
+			n.Status, n.Problema, n.Criacao, n.Dev = ItemProcessando, nil, time.Time{}, ""
+			l.Items[i] = &n
+		}
+		if lb.descricao != nil {
+			l.Descricao = *lb.descricao
+		}
+		if err := m.saveLote(tx, ai.ID, l); err != nil {
+			return storeErr(err)
+		}
+		return nil
+	})
+	if e != nil {
+		return e
 	}
-	if lb.descricao != nil {
-		l.Descricao = *lb.descricao
-	}
-	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeLote, ai.ID, id, l) }); err != nil {
-		return internal(err)
-	}
-	a.lotes[id] = l
 	m.enqueue(task{kind: taskLote, account: ai.ID, id: id})
 	return nil
 }
@@ -403,96 +437,144 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 	if !ok {
 		ai = accountInfo{ID: accountID}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(accountID)
-	old := a.lotes[id]
-	if old == nil || !old.pending() {
-		return nil
-	}
-	now := m.clk.Now()
-	cp := *old
-	l := &cp
-	l.Items = make([]*loteItem, len(old.Items))
-	changed := map[string]*charge{}
-	type newItem struct {
-		i  int
-		in *cobInput
-	}
-	var creates []newItem
-	for i, it := range old.Items {
-		n := *it
-		l.Items[i] = &n
-		if it.Status != ItemProcessando {
-			continue
+	return m.st.Tx(ctx, func(tx *store.Tx) error {
+		r := m.rdTx(tx)
+		old, err := r.lote(accountID, id)
+		if err != nil {
+			return err
 		}
-		prefix := fmt.Sprintf("cobsv[%d]", i)
-		deny := func(vs []Violacao) {
-			n.Status, n.Problema, n.Criacao, n.Op, n.Patch = ItemNegada, itemProblem(vs), now, "", nil
+		if old == nil || !old.pending() {
+			return nil // done meanwhile (another instance, a second task)
 		}
-		if a.claims[it.Txid] != id {
-			deny([]Violacao{{Razao: "txid pertence a outro lote (" + a.claims[it.Txid] + ")", Propriedade: prefix + ".txid", Valor: it.Txid}})
-			continue
+		now := m.clk.Now()
+		cp := *old
+		l := &cp
+		l.Items = make([]*loteItem, len(old.Items))
+		var changed []*charge
+		type newItem struct {
+			i  int
+			in *cobInput
 		}
-		existing := a.charges[it.Txid]
-		if existing != nil && existing.LoteID != id {
-			deny([]Violacao{{Razao: "txid já é uma cobrança fora deste lote", Propriedade: prefix + ".txid", Valor: it.Txid}})
-			continue
+		var creates []newItem
+		var pending []string
+		for _, it := range old.Items {
+			if it.Status == ItemProcessando {
+				pending = append(pending, it.Txid)
+			}
 		}
-		var reqMap map[string]any
-		if err := decodeInto(it.Req, &reqMap); err != nil {
-			deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
-			continue
+		// Two queries for the batch: the claims, then the charges of the
+		// txids without one (a claimed txid has no charge).
+		claims, err := tx.GetAliases(idxClaim, accountID, pending)
+		if err != nil {
+			return err
 		}
-		switch {
-		case it.Op == "patch" && existing != nil:
-			var pm map[string]any
-			if err := decodeInto(it.Patch, &pm); err != nil {
-				deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
+		var free []string
+		for _, t := range pending {
+			if _, ok := claims[t]; !ok {
+				free = append(free, t)
+			}
+		}
+		charges, err := m.charges.TxGetMany(tx, accountID, free)
+		if err != nil {
+			return err
+		}
+		for i, it := range old.Items {
+			n := *it
+			l.Items[i] = &n
+			if it.Status != ItemProcessando {
 				continue
 			}
-			nc, e := m.applyPatch(ai, existing, pm, prefix, now)
-			if e != nil {
-				deny(e.p.Violacoes)
+			prefix := fmt.Sprintf("cobsv[%d]", i)
+			deny := func(vs []Violacao) {
+				n.Status, n.Problema, n.Criacao, n.Op, n.Patch = ItemNegada, itemProblem(vs), now, "", nil
+			}
+			existing := charges[it.Txid]
+			claim := ""
+			if cl, ok := claims[it.Txid]; ok {
+				claim = cl.Owner
+			} else if existing != nil {
+				claim = existing.LoteID
+			}
+			if existing != nil && existing.LoteID == "" {
+				deny([]Violacao{{Razao: "txid já é uma cobrança fora deste lote", Propriedade: prefix + ".txid", Valor: it.Txid}})
 				continue
 			}
-			changed[it.Txid] = nc
-		case existing != nil: // a re-PUT revises the charge
-			in, vs := checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
-			if len(vs) > 0 {
-				deny(vs)
+			if claim != id {
+				deny([]Violacao{{Razao: "txid pertence a outro lote (" + claim + ")", Propriedade: prefix + ".txid", Valor: it.Txid}})
 				continue
 			}
-			if existing.Body.Status != StatusAtiva {
-				deny([]Violacao{{Razao: "cobrança com status " + existing.Body.Status + " não pode ser alterada", Propriedade: prefix + ".status", Valor: existing.Body.Status}})
-				continue
-			}
-			changed[it.Txid] = revise(existing, in, now)
-		default: // creation (a PATCH of a denied item merges into its request)
-			if it.Op == "patch" {
-				var pm map[string]any
-				if err := decodeInto(it.Patch, &pm); err == nil {
-					delete(pm, "status")
-					reqMap = mergePatch(reqMap, pm)
+			var reqMap map[string]any
+			if it.Op != "patch" || existing == nil {
+				if err := decodeInto(it.Req, &reqMap); err != nil {
+					deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
+					continue
 				}
-				b, _ := json.Marshal(reqMap)
-				n.Req = b
 			}
-			in, vs := checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
-			if len(vs) > 0 {
-				deny(vs)
-				continue
+			var dev *Pessoa
+			switch {
+			case it.Op == "patch" && existing != nil:
+				var pm map[string]any
+				if err := decodeInto(it.Patch, &pm); err != nil {
+					deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
+					continue
+				}
+				nc, e := m.applyPatch(ai, existing, pm, prefix, now)
+				if e != nil {
+					deny(e.p.Violacoes)
+					continue
+				}
+				changed = append(changed, nc)
+				dev = nc.Body.Devedor
+			case existing != nil: // a re-PUT revises the charge
+				in, vs := checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
+				if len(vs) > 0 {
+					deny(vs)
+					continue
+				}
+				if existing.Body.Status != StatusAtiva {
+					deny([]Violacao{{Razao: "cobrança com status " + existing.Body.Status + " não pode ser alterada", Propriedade: prefix + ".status", Valor: existing.Body.Status}})
+					continue
+				}
+				nc := revise(existing, in, now)
+				changed = append(changed, nc)
+				dev = nc.Body.Devedor
+			default: // creation (a PATCH of a denied item merges into its request)
+				if it.Op == "patch" {
+					var pm map[string]any
+					if err := decodeInto(it.Patch, &pm); err == nil {
+						delete(pm, "status")
+						reqMap = mergePatch(reqMap, pm)
+					}
+					b, _ := json.Marshal(reqMap)
+					n.Req = b
+				}
+				in, vs := checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
+				if len(vs) > 0 {
+					deny(vs)
+					continue
+				}
+				creates = append(creates, newItem{i, in})
+				dev = in.Body.Devedor
 			}
-			creates = append(creates, newItem{i, in})
+			if n.Status == ItemProcessando {
+				// CRIADA: the charge holds the request from now on.
+				n.Status, n.Criacao, n.Op, n.Patch, n.Req = ItemCriada, now, "", nil, nil
+				if dev != nil {
+					n.Dev = dev.CPF + dev.CNPJ
+				}
+			}
 		}
-		if n.Status == ItemProcessando {
-			n.Status, n.Criacao, n.Op, n.Patch = ItemCriada, now, "", nil
-		}
-	}
-	err := m.st.Tx(ctx, func(tx *store.Tx) error {
 		if len(creates) > 0 {
 			first, err := allocLocs(tx, len(creates))
 			if err != nil {
+				return err
+			}
+			created := make([]string, 0, len(creates))
+			for _, c := range creates {
+				created = append(created, l.Items[c.i].Txid)
+			}
+			// The charges say which batch holds their txids from now on.
+			if err := tx.DeleteAliases(idxClaim, accountID, created); err != nil {
 				return err
 			}
 			for k, c := range creates {
@@ -502,40 +584,32 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 					return err
 				}
 				ch.LoteID = id
-				changed[it.Txid] = ch
+				changed = append(changed, ch)
 			}
 		}
-		for txid, c := range changed {
-			if err := tx.Put(storeCharge, accountID, txid, c); err != nil {
+		for _, c := range changed {
+			if err := m.saveCharge(tx, accountID, c); err != nil {
 				return err
 			}
 		}
-		return tx.Put(storeLote, accountID, id, l)
+		return m.saveLote(tx, accountID, l)
 	})
-	if err != nil {
-		return err
-	}
-	for txid, c := range changed {
-		a.charges[txid] = c
-		a.byLoc[c.Body.Location] = txid
-	}
-	a.lotes[id] = l
-	return nil
 }
 
 // getLote handles GET /v2/lotecobv/{id}.
-func (m *Module) getLote(accountID, id string) (*LoteCobV, *apiError) {
+func (m *Module) getLote(ctx context.Context, accountID, id string) (*LoteCobV, *apiError) {
 	if !reLoteID.MatchString(id) {
 		return nil, notFound("Lote " + id + " não encontrado.")
 	}
 	id = canonicalID(id)
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(accountID)
-	if a == nil || a.lotes[id] == nil {
+	l, err := m.rd(ctx).lote(accountID, id)
+	if err != nil {
+		return nil, internal(err)
+	}
+	if l == nil {
 		return nil, notFound("Lote " + id + " não encontrado.")
 	}
-	v := a.lotes[id].view()
+	v := l.view()
 	return &v, nil
 }
 
@@ -547,8 +621,8 @@ type LoteList struct {
 
 // listLotes handles GET /v2/lotecobv (inicio, fim, pagination; status
 // keeps batches with an item in that status, cpf/cnpj batches with an item
-// for that devedor).
-func (m *Module) listLotes(accountID string, q url.Values) (*LoteList, *apiError) {
+// for that devedor). The batches in the window are read one at a time.
+func (m *Module) listLotes(ctx context.Context, accountID string, q url.Values) (*LoteList, *apiError) {
 	lq, e := parseList(q, false)
 	if e != nil {
 		return nil, e
@@ -564,33 +638,51 @@ func (m *Module) listLotes(accountID string, q url.Values) (*LoteList, *apiError
 		return nil, problem(http.StatusBadRequest, tRequisicao, titleRequisicao, "Parâmetros cpf e cnpj juntos.", []Violacao{{Razao: "informe cpf ou cnpj, não ambos", Propriedade: "cpf", Valor: cpf}})
 	}
 	lq.params.Status, lq.params.CPF, lq.params.CNPJ = status, cpf, cnpj
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	out := &LoteList{Lotes: []LoteCobV{}}
-	var sel []*lote
-	if a := m.peek(accountID); a != nil {
-		for _, l := range sortedLotes(a) {
-			if !lq.in(l.Created) {
-				continue
-			}
-			if status != "" {
-				has := false
-				for _, it := range l.Items {
-					has = has || it.Status == status
-				}
-				if !has {
-					continue
-				}
-			}
-			if (cpf != "" || cnpj != "") && !l.hasDevedor(cpf, cnpj) {
-				continue
-			}
-			sel = append(sel, l)
+	r := m.rd(ctx)
+	ids, err := r.ids(store.Query{Kind: storeLote, Account: accountID, Where: []store.Cond{
+		store.Between(store.ColN, lq.inicio.UnixNano(), lq.fim.UnixNano())}})
+	if err != nil {
+		return nil, internal(err)
+	}
+	// Only the ids of the matching batches are kept; the page's views are
+	// made on a second pass.
+	var sel []string
+	for _, id := range ids {
+		if status == "" && cpf == "" && cnpj == "" {
+			sel = append(sel, id)
+			continue
 		}
+		l, err := r.lote(accountID, id)
+		if err != nil {
+			return nil, internal(err)
+		}
+		if l == nil {
+			continue
+		}
+		if status != "" {
+			has := false
+			for _, it := range l.Items {
+				has = has || it.Status == status
+			}
+			if !has {
+				continue
+			}
+		}
+		if (cpf != "" || cnpj != "") && !l.hasDevedor(cpf, cnpj) {
+			continue
+		}
+		sel = append(sel, id)
 	}
 	lo, hi := lq.window(len(sel))
-	for _, l := range sel[lo:hi] {
-		out.Lotes = append(out.Lotes, l.view())
+	for _, id := range sel[lo:hi] {
+		l, err := r.lote(accountID, id)
+		if err != nil {
+			return nil, internal(err)
+		}
+		if l != nil {
+			out.Lotes = append(out.Lotes, l.view())
+		}
 	}
 	out.Parametros = lq.params
 	return out, nil

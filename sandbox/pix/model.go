@@ -106,6 +106,8 @@ type charge struct {
 	Created  time.Time `json:"created"`
 	Cents    int64     `json:"cents"`
 	Paid     []string  `json:"paid,omitempty"` // endToEndIds of received Pix
+	LocID    int64     `json:"loc,omitempty"`  // with Host, rebuilds the derived fields (state.go)
+	Host     string    `json:"host,omitempty"`
 	Body     Cob       `json:"body"`
 }
 

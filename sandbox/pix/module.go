@@ -3,15 +3,17 @@
 // split configurations and their links, received Pix and refunds, sends,
 // webhooks and EVP keys, plus the control route that pays a charge.
 //
-// State lives in memory per account, loaded from the store at start and
-// written through (store.Tx) before any answer, so an acknowledged write
-// survives kill -9. A background worker finishes batches, refunds and
-// sends; on start it resumes whatever was persisted as processing.
+// State lives in the store (sandbox/store), read through bounded caches of
+// decoded documents, with index rows for the listings and look-ups
+// (state.go); every write and the reads it depends on happen in one store
+// transaction before any answer, so an acknowledged write survives kill -9
+// and several instances over one PostgreSQL serve one state. A background
+// worker finishes batches, refunds and sends; on start (and periodically)
+// it resumes whatever is persisted as processing.
 package pix
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -45,8 +47,14 @@ type Module struct {
 	notify Notifier
 	delay  time.Duration
 
-	mu    sync.RWMutex
-	accts map[string]*acct
+	// Documents are read from the store through these bounded caches;
+	// every decision that leads to a write reads inside its transaction.
+	charges *store.Cache[charge]
+	lotes   *store.Cache[lote]
+	splits  *store.Cache[splitDoc]
+	pixs    *store.Cache[received]
+	envios  *store.Cache[envio]
+	hooks   *store.Cache[webhook]
 
 	qmu     sync.Mutex
 	queue   []task
@@ -59,33 +67,12 @@ type Module struct {
 	started bool
 }
 
-// acct is the in-memory state of one account.
-type acct struct {
-	charges map[string]*charge   // txid -> cob/cobv that exist
-	byLoc   map[string]string    // location -> txid
-	lotes   map[string]*lote     // batch id -> batch
-	claims  map[string]string    // txid -> batch id that last took it
-	splits  map[string]*splitDoc // split config id -> revisions
-	pix     map[string]*received // endToEndId -> received Pix
-	envios  map[string]*envio    // idEnvio -> sent Pix
-	byE2E   map[string]string    // endToEndId of a send -> idEnvio
-	hooks   map[string]*webhook  // chave -> webhook
-}
-
-func newAcct() *acct {
-	return &acct{
-		charges: map[string]*charge{}, byLoc: map[string]string{}, lotes: map[string]*lote{},
-		claims: map[string]string{}, splits: map[string]*splitDoc{}, pix: map[string]*received{},
-		envios: map[string]*envio{}, byE2E: map[string]string{}, hooks: map[string]*webhook{},
-	}
-}
-
-// New loads the module's documents from the store. Its worker starts with
-// Run (the sandbox does it after listening) or Start.
+// New opens the module over the store. Its worker starts with Run (the
+// sandbox does it after listening) or Start.
 func New(d module.Deps) (*Module, error) {
 	m := &Module{
 		st: d.Store, clk: d.Clock, auth: d.Auth, base: d.BaseURL, log: d.Logger, notify: d.Notify,
-		delay: d.BatchDelay, accts: map[string]*acct{}, queued: map[task]bool{}, kick: make(chan struct{}, 1),
+		delay: d.BatchDelay, queued: map[task]bool{}, kick: make(chan struct{}, 1),
 	}
 	if m.clk == nil {
 		m.clk = clock.Real{}
@@ -94,7 +81,11 @@ func New(d module.Deps) (*Module, error) {
 	if m.base == nil {
 		m.base = func(r *http.Request) string { return "http://" + r.Host }
 	}
-	if err := m.load(context.Background()); err != nil {
+	if m.st == nil {
+		return nil, fmt.Errorf("pix: Deps.Store is required")
+	}
+	m.initCaches()
+	if err := m.migrate(context.Background()); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -105,100 +96,6 @@ func (m *Module) Run(ctx context.Context) {
 	m.Start()
 	<-ctx.Done()
 	_ = m.Close()
-}
-
-// a returns the state of account id, creating it (caller holds m.mu).
-func (m *Module) a(id string) *acct {
-	x, ok := m.accts[id]
-	if !ok {
-		x = newAcct()
-		m.accts[id] = x
-	}
-	return x
-}
-
-// peek returns the state of account id or nil (caller holds m.mu.RLock).
-func (m *Module) peek(id string) *acct { return m.accts[id] }
-
-func (m *Module) load(ctx context.Context) error {
-	type loader struct {
-		kind string
-		fn   func(a *acct, id string, raw []byte) error
-	}
-	loaders := []loader{
-		{storeCharge, func(a *acct, id string, raw []byte) error {
-			var c charge
-			if err := json.Unmarshal(raw, &c); err != nil {
-				return err
-			}
-			a.charges[id] = &c
-			if c.Body.Location != "" {
-				a.byLoc[c.Body.Location] = id
-			}
-			return nil
-		}},
-		{storeLote, func(a *acct, id string, raw []byte) error {
-			var l lote
-			if err := json.Unmarshal(raw, &l); err != nil {
-				return err
-			}
-			a.lotes[id] = &l
-			return nil
-		}},
-		{storeSplit, func(a *acct, id string, raw []byte) error {
-			var s splitDoc
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return err
-			}
-			a.splits[id] = &s
-			return nil
-		}},
-		{storePix, func(a *acct, id string, raw []byte) error {
-			var p received
-			if err := json.Unmarshal(raw, &p); err != nil {
-				return err
-			}
-			a.pix[id] = &p
-			return nil
-		}},
-		{storeEnvio, func(a *acct, id string, raw []byte) error {
-			var e envio
-			if err := json.Unmarshal(raw, &e); err != nil {
-				return err
-			}
-			a.envios[id] = &e
-			a.byE2E[e.E2E] = id
-			return nil
-		}},
-		{storeHook, func(a *acct, id string, raw []byte) error {
-			var h webhook
-			if err := json.Unmarshal(raw, &h); err != nil {
-				return err
-			}
-			a.hooks[id] = &h
-			return nil
-		}},
-	}
-	for _, l := range loaders {
-		err := m.st.Each(ctx, l.kind, func(account, id string, raw []byte) error {
-			if err := l.fn(m.a(account), id, raw); err != nil {
-				return fmt.Errorf("pix: load %s/%s/%s: %w", l.kind, account, id, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	// Batch claims: the latest batch (by creation) that holds each txid.
-	for _, a := range m.accts {
-		for _, l := range sortedLotes(a) {
-			for _, it := range l.Items {
-				a.claims[it.Txid] = l.ID
-			}
-		}
-	}
-	return nil
 }
 
 // accountInfo is what the module needs about the account that owns data.

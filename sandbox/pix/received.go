@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"remessa/rules"
-	"remessa/sandbox/auth"
 	"remessa/sandbox/store"
 )
 
@@ -50,29 +48,15 @@ func webhookTarget(u string) string {
 	return strings.TrimRight(u, "/") + "/pix"
 }
 
-// hookFor returns the webhook of key (compared after normalisation).
-func hookFor(a *acct, key string) *webhook {
-	if h := a.hooks[key]; h != nil {
-		return h
-	}
-	nk := auth.NormalizeKey(key)
-	for k, h := range a.hooks {
-		if auth.NormalizeKey(k) == nk {
-			return h
-		}
-	}
-	return nil
-}
-
 // notifyKey queues {"pix":[items]} to the webhook of chave, if any, inside
-// tx (caller holds m.mu).
-func (m *Module) notifyKey(ctx context.Context, tx *store.Tx, a *acct, chave string, items []any) error {
+// tx.
+func (m *Module) notifyKey(ctx context.Context, tx *store.Tx, account, chave string, items []any) error {
 	if m.notify == nil {
 		return nil
 	}
-	h := hookFor(a, chave)
-	if h == nil {
-		return nil
+	h, err := m.rdTx(tx).hookFor(account, chave)
+	if err != nil || h == nil {
+		return err
 	}
 	body, err := json.Marshal(map[string]any{"pix": items})
 	if err != nil {
@@ -139,57 +123,69 @@ func (m *Module) pay(ctx context.Context, account, ref string, cents int64) (*Pa
 		}
 		byLoc = bc.URL
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var accID string
-	var c *charge
-	for id, a := range m.accts {
-		if account != "" && id != account {
-			continue
-		}
-		txid := ref
-		if byLoc != "" {
-			txid = a.byLoc[byLoc]
-		}
-		if x, ok := a.charges[txid]; ok {
-			if c != nil {
-				return nil, fmt.Errorf("%w: txid %s existe em mais de uma conta; informe a conta", ErrChargeNotFound, short(ref))
-			}
-			c, accID = x, id
-		}
-	}
-	if c == nil {
-		return nil, fmt.Errorf("%w: %q", ErrChargeNotFound, short(ref))
-	}
-	if c.Body.Status != StatusAtiva {
-		return nil, fmt.Errorf("%w: cobrança %s com status %s", ErrNotPayable, c.Body.Txid, c.Body.Status)
-	}
-	now := m.clk.Now()
-	switch c.Kind {
-	case kindCob:
-		exp := defaultExpiracao
-		if c.Body.Calendario.Expiracao != nil {
-			exp = *c.Body.Calendario.Expiracao
-		}
-		if now.After(c.Created.Add(time.Duration(exp) * time.Second)) {
-			return nil, fmt.Errorf("%w: cobrança %s expirada", ErrNotPayable, c.Body.Txid)
-		}
-	}
-	// What the payer owes today (a cobv: rules.CobvAmountDue); a cobv past
-	// its validity is refused whatever the value.
-	due, err := owed(c, rules.Today(now))
-	if err != nil {
-		return nil, err
-	}
-	if cents == 0 {
-		if cents = due.Final; cents <= 0 {
-			return nil, fmt.Errorf("%w: cobrança %s: nada a pagar hoje (valor final %s)", ErrNotPayable, c.Body.Txid, rules.FormatPixAmount(due.Final))
-		}
-	}
-	a := m.accts[accID]
 	var rec *received
-	nc := *c
-	err = m.st.Tx(ctx, func(tx *store.Tx) error {
+	var due rules.CobvCharge
+	var c *charge
+	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+		r := m.rdTx(tx)
+		if byLoc != "" {
+			acc, txid, err := r.chargeByLoc(byLoc)
+			if err != nil {
+				return err
+			}
+			if txid != "" && (account == "" || acc == account) {
+				if c, err = r.charge(acc, txid); err != nil {
+					return err
+				}
+				accID = acc
+			}
+		} else {
+			ids := []string{account}
+			if account == "" {
+				ids = m.accountIDs()
+			}
+			for _, id := range ids {
+				x, err := r.charge(id, ref)
+				if err != nil {
+					return err
+				}
+				if x != nil {
+					if c != nil {
+						return fmt.Errorf("%w: txid %s existe em mais de uma conta; informe a conta", ErrChargeNotFound, short(ref))
+					}
+					c, accID = x, id
+				}
+			}
+		}
+		if c == nil {
+			return fmt.Errorf("%w: %q", ErrChargeNotFound, short(ref))
+		}
+		if c.Body.Status != StatusAtiva {
+			return fmt.Errorf("%w: cobrança %s com status %s", ErrNotPayable, c.Body.Txid, c.Body.Status)
+		}
+		now := m.clk.Now()
+		switch c.Kind {
+		case kindCob:
+			exp := defaultExpiracao
+			if c.Body.Calendario.Expiracao != nil {
+				exp = *c.Body.Calendario.Expiracao
+			}
+			if now.After(c.Created.Add(time.Duration(exp) * time.Second)) {
+				return fmt.Errorf("%w: cobrança %s expirada", ErrNotPayable, c.Body.Txid)
+			}
+		}
+		// What the payer owes today (a cobv: rules.CobvAmountDue); a cobv past
+		// its validity is refused whatever the value.
+		var err error
+		if due, err = owed(c, rules.Today(now)); err != nil {
+			return err
+		}
+		if cents == 0 {
+			if cents = due.Final; cents <= 0 {
+				return fmt.Errorf("%w: cobrança %s: nada a pagar hoje (valor final %s)", ErrNotPayable, c.Body.Txid, rules.FormatPixAmount(due.Final))
+			}
+		}
 		e2e, err := e2eID(tx, 'E', now)
 		if err != nil {
 			return err
@@ -198,21 +194,20 @@ func (m *Module) pay(ctx context.Context, account, ref string, cents int64) (*Pa
 			EndToEndID: e2e, Txid: c.Body.Txid, Valor: rules.FormatPixAmount(cents), Chave: c.Body.Chave,
 			Horario: ts(now), InfoPagador: "Pagamento simulado no sandbox",
 		}}
+		nc := *c
 		nc.Body.Status = StatusConcluida
 		nc.Paid = append(append([]string(nil), c.Paid...), e2e)
-		if err := tx.Put(storePix, accID, e2e, rec); err != nil {
+		if err := m.savePix(tx, accID, rec); err != nil {
 			return err
 		}
-		if err := tx.Put(storeCharge, accID, c.Body.Txid, &nc); err != nil {
+		if err := m.saveCharge(tx, accID, &nc); err != nil {
 			return err
 		}
-		return m.notifyKey(ctx, tx, a, c.Body.Chave, []any{rec.Body})
+		return m.notifyKey(ctx, tx, accID, c.Body.Chave, []any{rec.Body})
 	})
 	if err != nil {
 		return nil, err
 	}
-	a.pix[rec.Body.EndToEndID] = rec
-	a.charges[c.Body.Txid] = &nc
 	res := &PayResult{EndToEndID: rec.Body.EndToEndID, Txid: c.Body.Txid, Valor: rec.Body.Valor, Horario: rec.Body.Horario,
 		Devido: rules.FormatPixAmount(due.Final), Original: rules.FormatPixAmount(due.Original), DiasAtraso: due.DaysLate}
 	for _, p := range []struct {
@@ -227,14 +222,15 @@ func (m *Module) pay(ctx context.Context, account, ref string, cents int64) (*Pa
 }
 
 // getPix handles GET /v2/pix/{e2eId}.
-func (m *Module) getPix(accountID, e2e string) (*Recebido, *apiError) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(accountID)
-	if a == nil || a.pix[e2e] == nil {
+func (m *Module) getPix(ctx context.Context, accountID, e2e string) (*Recebido, *apiError) {
+	p, err := m.rd(ctx).pix(accountID, e2e)
+	if err != nil {
+		return nil, internal(err)
+	}
+	if p == nil {
 		return nil, notFound("Pix " + e2e + " não encontrado.")
 	}
-	b := a.pix[e2e].Body
+	b := p.Body
 	return &b, nil
 }
 
@@ -246,7 +242,7 @@ type PixList struct {
 
 // listPix handles GET /v2/pix (inicio, fim; filters txid, txIdPresente,
 // devolucaoPresente, cpf/cnpj of the charge's devedor).
-func (m *Module) listPix(accountID string, q url.Values) (*PixList, *apiError) {
+func (m *Module) listPix(ctx context.Context, accountID string, q url.Values) (*PixList, *apiError) {
 	lq, e := parseList(q, false)
 	if e != nil {
 		return nil, e
@@ -267,36 +263,47 @@ func (m *Module) listPix(accountID string, q url.Values) (*PixList, *apiError) {
 	}
 	cpf, cnpj := q.Get("cpf"), q.Get("cnpj")
 	lq.params.Txid, lq.params.CPF, lq.params.CNPJ = txid, cpf, cnpj
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	out := &PixList{Pix: []Recebido{}}
-	var sel []*received
-	if a := m.peek(accountID); a != nil {
-		for _, p := range a.pix {
-			if !lq.in(p.Time) || (txid != "" && p.Body.Txid != txid) {
-				continue
-			}
-			if txPres != nil && (p.Body.Txid != "") != *txPres {
-				continue
-			}
-			if devPres != nil && (len(p.Body.Devolucoes) > 0) != *devPres {
-				continue
-			}
-			if cpf != "" || cnpj != "" {
-				c := a.charges[p.Body.Txid]
-				if c == nil || c.Body.Devedor == nil || (cpf != "" && c.Body.Devedor.CPF != cpf) || (cnpj != "" && c.Body.Devedor.CNPJ != cnpj) {
-					continue
-				}
-			}
-			sel = append(sel, p)
-		}
+	q2 := store.Query{Kind: storePix, Account: accountID, Where: []store.Cond{
+		store.Between(store.ColN, lq.inicio.UnixNano(), lq.fim.UnixNano())}}
+	if txid != "" {
+		q2.Where = append(q2.Where, store.Eq(store.ColS1, txid))
 	}
-	sort.Slice(sel, func(i, j int) bool {
-		if !sel[i].Time.Equal(sel[j].Time) {
-			return sel[i].Time.Before(sel[j].Time)
+	if devPres != nil {
+		q2.Where = append(q2.Where, store.Eq(store.ColI1, map[bool]int64{false: 0, true: 1}[*devPres]))
+	}
+	r := m.rd(ctx)
+	var ids []string
+	err := r.find(q2, func(id string, ix store.Index) error {
+		if txPres != nil && (ix.S1 != "") != *txPres {
+			return nil
 		}
-		return sel[i].Body.EndToEndID < sel[j].Body.EndToEndID
+		ids = append(ids, id)
+		return nil
 	})
+	if err != nil {
+		return nil, internal(err)
+	}
+	var sel []*received
+	for _, id := range ids {
+		p, err := r.pix(accountID, id)
+		if err != nil {
+			return nil, internal(err)
+		}
+		if p == nil {
+			continue
+		}
+		if cpf != "" || cnpj != "" {
+			c, err := r.charge(accountID, p.Body.Txid)
+			if err != nil {
+				return nil, internal(err)
+			}
+			if c == nil || c.Body.Devedor == nil || (cpf != "" && c.Body.Devedor.CPF != cpf) || (cnpj != "" && c.Body.Devedor.CNPJ != cnpj) {
+				continue
+			}
+		}
+		sel = append(sel, p)
+	}
 	lo, hi := lq.window(len(sel))
 	for _, p := range sel[lo:hi] {
 		out.Pix = append(out.Pix, p.Body)
@@ -338,62 +345,65 @@ func (m *Module) putRefund(ctx context.Context, accountID, e2e, id string, body 
 	if in.Natureza == "" {
 		in.Natureza = "ORIGINAL"
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(accountID)
-	p := a.pix[e2e]
-	if p == nil {
-		return nil, notFound("Pix " + e2e + " não encontrado.")
-	}
-	var used int64
-	for _, d := range p.Body.Devolucoes {
-		if d.ID == id {
-			e := devProblem(http.StatusConflict, "Já existe uma devolução com o id "+id+" para este Pix.", []Violacao{{Razao: "id de devolução já utilizado", Propriedade: "id", Valor: id}})
-			e.p.Nome, e.p.Mensagem = "devolucao_id_duplicado", "Já existe uma devolução com o id "+quote(id)+" para o Pix "+e2e
-			return nil, e
-		}
-		if d.Status != RefundNaoRealizado {
-			n, _ := rules.ParsePixAmount(d.Valor)
-			used += n
-		}
-	}
-	if used+cents > p.Cents {
-		e := devProblem(http.StatusBadRequest, "A soma das devoluções excede o valor do Pix.", []Violacao{{
-			Razao:       fmt.Sprintf("valor excede o saldo disponível para devolução (%s de %s)", rules.FormatPixAmount(p.Cents-used), p.Body.Valor),
-			Propriedade: "valor", Valor: in.Valor}})
-		e.p.Nome, e.p.Mensagem = "saldo_devolucao_insuficiente", "Valor da devolução excede o saldo disponível do Pix"
-		return nil, e
-	}
-	now := m.clk.Now()
-	np := *p
 	var d Devolucao
-	err = m.st.Tx(ctx, func(tx *store.Tx) error {
+	ae := m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		p, err := r.pix(accountID, e2e)
+		if err != nil {
+			return storeErr(err)
+		}
+		if p == nil {
+			return notFound("Pix " + e2e + " não encontrado.")
+		}
+		var used int64
+		for _, d := range p.Body.Devolucoes {
+			if d.ID == id {
+				e := devProblem(http.StatusConflict, "Já existe uma devolução com o id "+id+" para este Pix.", []Violacao{{Razao: "id de devolução já utilizado", Propriedade: "id", Valor: id}})
+				e.p.Nome, e.p.Mensagem = "devolucao_id_duplicado", "Já existe uma devolução com o id "+quote(id)+" para o Pix "+e2e
+				return e
+			}
+			if d.Status != RefundNaoRealizado {
+				n, _ := rules.ParsePixAmount(d.Valor)
+				used += n
+			}
+		}
+		if used+cents > p.Cents {
+			e := devProblem(http.StatusBadRequest, "A soma das devoluções excede o valor do Pix.", []Violacao{{
+				Razao:       fmt.Sprintf("valor excede o saldo disponível para devolução (%s de %s)", rules.FormatPixAmount(p.Cents-used), p.Body.Valor),
+				Propriedade: "valor", Valor: in.Valor}})
+			e.p.Nome, e.p.Mensagem = "saldo_devolucao_insuficiente", "Valor da devolução excede o saldo disponível do Pix"
+			return e
+		}
+		now := m.clk.Now()
+		np := *p
 		rtr, err := e2eID(tx, 'D', now)
 		if err != nil {
-			return err
+			return storeErr(err)
 		}
 		d = Devolucao{ID: id, RtrID: rtr, Valor: rules.FormatPixAmount(cents), Natureza: in.Natureza, Descricao: in.Descricao,
 			Horario: HorarioDev{Solicitacao: ts(now)}, Status: RefundProcessando}
 		np.Body.Devolucoes = append(append([]Devolucao(nil), p.Body.Devolucoes...), d)
-		return tx.Put(storePix, accountID, e2e, &np)
+		if err := m.savePix(tx, accountID, &np); err != nil {
+			return storeErr(err)
+		}
+		return nil
 	})
-	if err != nil {
-		return nil, internal(err)
+	if ae != nil {
+		return nil, ae
 	}
-	a.pix[e2e] = &np
 	m.enqueue(task{kind: taskRefund, account: accountID, id: e2e, sub: id})
 	return &d, nil
 }
 
 // getRefund handles GET /v2/pix/{e2eId}/devolucao/{id}.
-func (m *Module) getRefund(accountID, e2e, id string) (*Devolucao, *apiError) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(accountID)
-	if a == nil || a.pix[e2e] == nil {
+func (m *Module) getRefund(ctx context.Context, accountID, e2e, id string) (*Devolucao, *apiError) {
+	p, err := m.rd(ctx).pix(accountID, e2e)
+	if err != nil {
+		return nil, internal(err)
+	}
+	if p == nil {
 		return nil, notFound("Pix " + e2e + " não encontrado.")
 	}
-	for _, d := range a.pix[e2e].Body.Devolucoes {
+	for _, d := range p.Body.Devolucoes {
 		if d.ID == id {
 			return &d, nil
 		}
@@ -404,42 +414,34 @@ func (m *Module) getRefund(accountID, e2e, id string) (*Devolucao, *apiError) {
 // processRefund settles a refund: 0.01 is refused (NAO_REALIZADO, the
 // sandbox rule), anything else is DEVOLVIDO; the key's webhook is told.
 func (m *Module) processRefund(ctx context.Context, accountID, e2e, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(accountID)
-	p := a.pix[e2e]
-	if p == nil {
-		return nil
-	}
-	np := *p
-	np.Body.Devolucoes = append([]Devolucao(nil), p.Body.Devolucoes...)
-	idx := -1
-	for i, d := range np.Body.Devolucoes {
-		if d.ID == id && d.Status == RefundProcessando {
-			idx = i
-		}
-	}
-	if idx < 0 {
-		return nil
-	}
-	now := m.clk.Now()
-	d := &np.Body.Devolucoes[idx]
-	if d.Valor == "0.01" {
-		d.Status, d.Motivo = RefundNaoRealizado, "Devolução de 0.01 rejeitada pelo sandbox"
-	} else {
-		d.Status, d.Horario.Liquidacao = RefundDevolvido, ts(now)
-	}
-	note := np.Body
-	note.Devolucoes = []Devolucao{*d}
-	err := m.st.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.Put(storePix, accountID, e2e, &np); err != nil {
+	return m.st.Tx(ctx, func(tx *store.Tx) error {
+		p, err := m.rdTx(tx).pix(accountID, e2e)
+		if err != nil || p == nil {
 			return err
 		}
-		return m.notifyKey(ctx, tx, a, p.Body.Chave, []any{note})
+		np := *p
+		np.Body.Devolucoes = append([]Devolucao(nil), p.Body.Devolucoes...)
+		idx := -1
+		for i, d := range np.Body.Devolucoes {
+			if d.ID == id && d.Status == RefundProcessando {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return nil
+		}
+		now := m.clk.Now()
+		d := &np.Body.Devolucoes[idx]
+		if d.Valor == "0.01" {
+			d.Status, d.Motivo = RefundNaoRealizado, "Devolução de 0.01 rejeitada pelo sandbox"
+		} else {
+			d.Status, d.Horario.Liquidacao = RefundDevolvido, ts(now)
+		}
+		note := np.Body
+		note.Devolucoes = []Devolucao{*d}
+		if err := m.savePix(tx, accountID, &np); err != nil {
+			return err
+		}
+		return m.notifyKey(ctx, tx, accountID, p.Body.Chave, []any{note})
 	})
-	if err != nil {
-		return err
-	}
-	a.pix[e2e] = &np
-	return nil
 }

@@ -68,7 +68,7 @@ func (m *Module) Register(mux httpx.Mux) {
 	h("PATCH /v2/cob/{txid}", scCobWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) { m.patch(w, r, ai, kindCob) })
 	h("GET /v2/cob/{txid}", scCobRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) { m.get(w, r, ai, kindCob) })
 	h("GET /v2/cob", scCobRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.listCharges(ai.ID, kindCob, r.URL.Query()))
+		answer(w, http.StatusOK)(m.listCharges(r.Context(), ai.ID, kindCob, r.URL.Query()))
 	})
 	// Due-date charges.
 	h("PUT /v2/cobv/{txid}", scCobVWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
@@ -77,7 +77,7 @@ func (m *Module) Register(mux httpx.Mux) {
 	h("PATCH /v2/cobv/{txid}", scCobVWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) { m.patch(w, r, ai, kindCobV) })
 	h("GET /v2/cobv/{txid}", scCobVRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) { m.get(w, r, ai, kindCobV) })
 	h("GET /v2/cobv", scCobVRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.listCharges(ai.ID, kindCobV, r.URL.Query()))
+		answer(w, http.StatusOK)(m.listCharges(r.Context(), ai.ID, kindCobV, r.URL.Query()))
 	})
 	// Batches.
 	h("PUT /v2/lotecobv/{id}", scLote, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
@@ -95,10 +95,10 @@ func (m *Module) Register(mux httpx.Mux) {
 		noContent(w, http.StatusAccepted, e)
 	})
 	h("GET /v2/lotecobv/{id}", scLote, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.getLote(ai.ID, r.PathValue("id")))
+		answer(w, http.StatusOK)(m.getLote(r.Context(), ai.ID, r.PathValue("id")))
 	})
 	h("GET /v2/lotecobv", scLote, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.listLotes(ai.ID, r.URL.Query()))
+		answer(w, http.StatusOK)(m.listLotes(r.Context(), ai.ID, r.URL.Query()))
 	})
 	// Split.
 	h("POST /v2/gn/split/config", scSplitWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
@@ -113,7 +113,7 @@ func (m *Module) Register(mux httpx.Mux) {
 		withBody(w, r, http.StatusCreated, func(body []byte) (any, *apiError) { return m.saveSplit(r.Context(), ai, id, body) })
 	})
 	h("GET /v2/gn/split/config/{id}", scSplitRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.getSplit(ai.ID, r.PathValue("id"), r.URL.Query().Get("revisao")))
+		answer(w, http.StatusOK)(m.getSplit(r.Context(), ai.ID, r.PathValue("id"), r.URL.Query().Get("revisao")))
 	})
 	for _, kind := range []string{kindCob, kindCobV} {
 		h("PUT /v2/gn/split/"+kind+"/{txid}/vinculo/{splitConfigId}", scSplitWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
@@ -123,15 +123,15 @@ func (m *Module) Register(mux httpx.Mux) {
 			noContent(w, http.StatusOK, m.unlinkSplit(r.Context(), ai.ID, kind, r.PathValue("txid")))
 		})
 		h("GET /v2/gn/split/"+kind+"/{txid}", scSplitRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-			answer(w, http.StatusOK)(m.getCobSplit(ai.ID, kind, r.PathValue("txid")))
+			answer(w, http.StatusOK)(m.getCobSplit(r.Context(), ai.ID, kind, r.PathValue("txid")))
 		})
 	}
 	// Received Pix and refunds.
 	h("GET /v2/pix/{e2eId}", scPixRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.getPix(ai.ID, r.PathValue("e2eId")))
+		answer(w, http.StatusOK)(m.getPix(r.Context(), ai.ID, r.PathValue("e2eId")))
 	})
 	h("GET /v2/pix", scPixRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.listPix(ai.ID, r.URL.Query()))
+		answer(w, http.StatusOK)(m.listPix(r.Context(), ai.ID, r.URL.Query()))
 	})
 	h("PUT /v2/pix/{e2eId}/devolucao/{id}", scPixWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
 		withBody(w, r, http.StatusCreated, func(body []byte) (any, *apiError) {
@@ -139,7 +139,7 @@ func (m *Module) Register(mux httpx.Mux) {
 		})
 	})
 	h("GET /v2/pix/{e2eId}/devolucao/{id}", scPixRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.getRefund(ai.ID, r.PathValue("e2eId"), r.PathValue("id")))
+		answer(w, http.StatusOK)(m.getRefund(r.Context(), ai.ID, r.PathValue("e2eId"), r.PathValue("id")))
 	})
 	// Sending.
 	for _, v := range []string{"v2", "v3"} {
@@ -148,26 +148,26 @@ func (m *Module) Register(mux httpx.Mux) {
 		})
 	}
 	h("GET /v2/gn/pix/enviados/{e2eId}", scSendRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.getSendByE2E(ai.ID, r.PathValue("e2eId")))
+		answer(w, http.StatusOK)(m.getSendByE2E(r.Context(), ai.ID, r.PathValue("e2eId")))
 	})
 	h("GET /v2/gn/pix/enviados/id-envio/{idEnvio}", scSendRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.getSendByID(ai.ID, r.PathValue("idEnvio")))
+		answer(w, http.StatusOK)(m.getSendByID(r.Context(), ai.ID, r.PathValue("idEnvio")))
 	})
 	h("GET /v2/gn/pix/enviados", scSendRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.listSends(ai.ID, r.URL.Query()))
+		answer(w, http.StatusOK)(m.listSends(r.Context(), ai.ID, r.URL.Query()))
 	})
 	// Webhooks.
 	h("PUT /v2/webhook/{chave}", scHookWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
 		withBody(w, r, http.StatusOK, func(body []byte) (any, *apiError) { return m.putWebhook(r.Context(), ai, r.PathValue("chave"), body) })
 	})
 	h("GET /v2/webhook/{chave}", scHookRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.getWebhook(ai, r.PathValue("chave")))
+		answer(w, http.StatusOK)(m.getWebhook(r.Context(), ai, r.PathValue("chave")))
 	})
 	h("DELETE /v2/webhook/{chave}", scHookWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
 		noContent(w, http.StatusNoContent, m.deleteWebhook(r.Context(), ai, r.PathValue("chave")))
 	})
 	h("GET /v2/webhook", scHookRead, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.listWebhooks(ai.ID, r.URL.Query()))
+		answer(w, http.StatusOK)(m.listWebhooks(r.Context(), ai.ID, r.URL.Query()))
 	})
 	// EVP keys.
 	h("POST /v2/gn/evp", scEVPWrite, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
@@ -244,7 +244,7 @@ func (m *Module) patch(w http.ResponseWriter, r *http.Request, ai accountInfo, k
 }
 
 func (m *Module) get(w http.ResponseWriter, r *http.Request, ai accountInfo, kind string) {
-	c, e := m.getCharge(ai.ID, kind, r.PathValue("txid"))
+	c, e := m.getCharge(r.Context(), ai.ID, kind, r.PathValue("txid"))
 	if e == nil {
 		if s := r.URL.Query().Get("revisao"); s != "" {
 			var n int

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,8 @@ import (
 // It measures; it does not assert targets.
 //
 //	go test -run '^$' -bench SandboxCobvScale -benchtime 1x -timeout 30m ./sandbox/pix/
+//
+// REMESSA_SANDBOX_SCALE_CPUPROFILE=FILE writes the child's CPU profile.
 
 const scaleChildEnv = "REMESSA_SANDBOX_SCALE_CHILD"
 const scaleChildPrefix = "SANDBOX-SCALE-RESULT "
@@ -66,6 +69,16 @@ func scaleChild(spec string) int {
 	var dir string
 	if _, err := fmt.Sscan(spec, &n, &dir); err != nil {
 		return fail(err)
+	}
+	if prof := os.Getenv("REMESSA_SANDBOX_SCALE_CPUPROFILE"); prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			return fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	srv, err := sandbox.New(sandbox.Config{DataDir: dir, Logger: zerolog.Nop()})
 	if err != nil {

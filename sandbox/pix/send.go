@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -106,21 +105,26 @@ func (m *Module) putSend(ctx context.Context, ai accountInfo, idEnvio string, bo
 	case cents > sendRejectMax:
 		return nil, efiErr(http.StatusUnprocessableEntity, "pagamento_negado", "Pagamento negado pelo sandbox: envios acima de 20.00 são recusados na requisição")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(ai.ID)
-	if hookFor(a, in.Pagador.Chave) == nil {
-		return nil, efiErr(http.StatusBadRequest, "webhook_nao_cadastrado", "A chave do pagador "+quote(in.Pagador.Chave)+" não tem webhook cadastrado; cadastre com PUT /v2/webhook/{chave}")
-	}
-	if _, dup := a.envios[idEnvio]; dup {
-		return nil, efiErr(http.StatusConflict, "id_envio_duplicado", "Já existe um envio com o idEnvio "+quote(idEnvio))
-	}
 	now := m.clk.Now()
 	var e *envio
-	err = m.st.Tx(ctx, func(tx *store.Tx) error {
+	ae := m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		h, err := r.hookFor(ai.ID, in.Pagador.Chave)
+		if err != nil {
+			return storeErr(err)
+		}
+		if h == nil {
+			return efiErr(http.StatusBadRequest, "webhook_nao_cadastrado", "A chave do pagador "+quote(in.Pagador.Chave)+" não tem webhook cadastrado; cadastre com PUT /v2/webhook/{chave}")
+		}
+		old, err := r.envio(ai.ID, idEnvio)
+		if err != nil {
+			return storeErr(err)
+		}
+		if old != nil {
+			return efiErr(http.StatusConflict, "id_envio_duplicado", "Já existe um envio com o idEnvio "+quote(idEnvio))
+		}
 		e2e, err := e2eID(tx, 'E', now)
 		if err != nil {
-			return err
+			return storeErr(err)
 		}
 		if f.Chave != "" {
 			f.Identificacao = &Identificacao{Nome: "Efi S.A. (chave de teste do sandbox)", CNPJ: "09089356000118"}
@@ -129,13 +133,14 @@ func (m *Module) putSend(ctx context.Context, ai accountInfo, idEnvio string, bo
 			EndToEndID: e2e, IDEnvio: idEnvio, Valor: rules.FormatPixAmount(cents), Chave: in.Pagador.Chave,
 			Status: SendProcessando, InfoPagador: in.Pagador.InfoPagador, Horario: HorarioDev{Solicitacao: ts(now)}, Favorecido: f,
 		}}
-		return tx.Put(storeEnvio, ai.ID, idEnvio, e)
+		if err := m.saveEnvio(tx, ai.ID, e); err != nil {
+			return storeErr(err)
+		}
+		return nil
 	})
-	if err != nil {
-		return nil, internal(err)
+	if ae != nil {
+		return nil, ae
 	}
-	a.envios[idEnvio] = e
-	a.byE2E[e.E2E] = idEnvio
 	m.enqueue(task{kind: taskSend, account: ai.ID, id: idEnvio})
 	return &EnvioCriado{IDEnvio: idEnvio, E2EID: e.E2E, Valor: e.Body.Valor, Horario: HorarioDev{Solicitacao: e.Body.Horario.Solicitacao}, Status: SendProcessando}, nil
 }
@@ -169,17 +174,14 @@ type envErro struct {
 // 5.00, generates the received refunds; each step notifies the payer
 // key's webhook.
 func (m *Module) processSend(ctx context.Context, accountID, idEnvio string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(accountID)
-	e := a.envios[idEnvio]
-	if e == nil {
-		return nil
-	}
-	ne := *e
-	now := m.clk.Now()
-	var notes []any
-	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+	return m.st.Tx(ctx, func(tx *store.Tx) error {
+		e, err := m.rdTx(tx).envio(accountID, idEnvio)
+		if err != nil || e == nil {
+			return err
+		}
+		ne := *e
+		now := m.clk.Now()
+		var notes []any
 		if ne.Status == SendProcessando {
 			note := sendNote{EndToEndID: ne.E2E, Valor: ne.Body.Valor, Chave: ne.Body.Chave, Horario: ts(now), Tipo: "SOLICITACAO", GnExtras: gnExtras{IDEnvio: idEnvio}}
 			if ne.Cents <= sendConfirmMax {
@@ -217,45 +219,41 @@ func (m *Module) processSend(ctx context.Context, accountID, idEnvio string) err
 			notes = append(notes, sendNote{EndToEndID: ne.E2E, Valor: ne.Body.Valor, Chave: ne.Body.Chave, Horario: ts(now), Status: ne.Status,
 				Tipo: "DEVOLUCAO", GnExtras: gnExtras{IDEnvio: idEnvio}, Devolucoes: devs})
 		}
-		if err := tx.Put(storeEnvio, accountID, idEnvio, &ne); err != nil {
+		if len(notes) == 0 {
+			return nil // settled meanwhile
+		}
+		if err := m.saveEnvio(tx, accountID, &ne); err != nil {
 			return err
 		}
 		for _, n := range notes {
-			if err := m.notifyKey(ctx, tx, a, ne.Body.Chave, []any{n}); err != nil {
+			if err := m.notifyKey(ctx, tx, accountID, ne.Body.Chave, []any{n}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	a.envios[idEnvio] = &ne
-	return nil
 }
 
-func (m *Module) getSendByE2E(accountID, e2e string) (*Enviado, *apiError) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(accountID)
-	if a != nil {
-		if id, ok := a.byE2E[e2e]; ok {
-			b := a.envios[id].Body
-			return &b, nil
-		}
+func (m *Module) getSendByE2E(ctx context.Context, accountID, e2e string) (*Enviado, *apiError) {
+	r := m.rd(ctx)
+	id, err := r.envioByE2E(accountID, e2e)
+	if err != nil {
+		return nil, internal(err)
+	}
+	if id != "" {
+		return m.getSendByID(ctx, accountID, id)
 	}
 	return nil, problem(http.StatusNotFound, tPixEnviadoNE, "Pix enviado não encontrado.", "Nenhum Pix enviado com o endToEndId "+e2e+".", nil)
 }
 
-func (m *Module) getSendByID(accountID, id string) (*Enviado, *apiError) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(accountID)
-	if a != nil {
-		if e, ok := a.envios[id]; ok {
-			b := e.Body
-			return &b, nil
-		}
+func (m *Module) getSendByID(ctx context.Context, accountID, id string) (*Enviado, *apiError) {
+	e, err := m.rd(ctx).envio(accountID, id)
+	if err != nil {
+		return nil, internal(err)
+	}
+	if e != nil {
+		b := e.Body
+		return &b, nil
 	}
 	return nil, problem(http.StatusNotFound, tPixEnviadoNE, "Pix enviado não encontrado.", "Nenhum Pix enviado com o idEnvio "+id+".", nil)
 }
@@ -266,33 +264,40 @@ type EnviadoList struct {
 	Pix        []Enviado  `json:"pix"`
 }
 
-func (m *Module) listSends(accountID string, q url.Values) (*EnviadoList, *apiError) {
+func (m *Module) listSends(ctx context.Context, accountID string, q url.Values) (*EnviadoList, *apiError) {
 	lq, e := parseList(q, false)
 	if e != nil {
 		return nil, e
 	}
 	status := q.Get("status")
 	lq.params.Status = status
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	out := &EnviadoList{Pix: []Enviado{}}
-	var sel []*envio
-	if a := m.peek(accountID); a != nil {
-		for _, e := range a.envios {
-			if lq.in(e.Time) && (status == "" || e.Status == status) {
-				sel = append(sel, e)
+	q2 := store.Query{Kind: storeEnvio, Account: accountID, Where: []store.Cond{
+		store.Between(store.ColN, lq.inicio.UnixNano(), lq.fim.UnixNano())}}
+	if status != "" {
+		q2.Where = append(q2.Where, store.Eq(store.ColS1, status))
+	}
+	n, err := m.st.Count(ctx, q2)
+	if err != nil {
+		return nil, internal(err)
+	}
+	lo, hi := lq.window(n)
+	if hi > lo {
+		q2.Offset, q2.Limit = lo, hi-lo
+		r := m.rd(ctx)
+		ids, err := r.ids(q2)
+		if err != nil {
+			return nil, internal(err)
+		}
+		for _, id := range ids {
+			e, err := r.envio(accountID, id)
+			if err != nil {
+				return nil, internal(err)
+			}
+			if e != nil {
+				out.Pix = append(out.Pix, e.Body)
 			}
 		}
-	}
-	sort.Slice(sel, func(i, j int) bool {
-		if !sel[i].Time.Equal(sel[j].Time) {
-			return sel[i].Time.Before(sel[j].Time)
-		}
-		return sel[i].IDEnvio < sel[j].IDEnvio
-	})
-	lo, hi := lq.window(len(sel))
-	for _, e := range sel[lo:hi] {
-		out.Pix = append(out.Pix, e.Body)
 	}
 	out.Parametros = lq.params
 	return out, nil

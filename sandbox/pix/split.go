@@ -152,26 +152,33 @@ func (m *Module) saveSplit(ctx context.Context, ai accountInfo, id string, body 
 		return nil, e
 	}
 	c.ID = id
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(ai.ID)
-	doc := a.splits[id]
-	nd := &splitDoc{ID: id}
-	if doc != nil {
-		nd.Revs = append(nd.Revs, doc.Revs...)
-		last := doc.Revs[len(doc.Revs)-1]
-		c.Revisao = last.Revisao
-		if sameSplit(last, *c) {
-			return &last, nil
+	out := c
+	e = m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		doc, err := r.split(ai.ID, id)
+		if err != nil {
+			return storeErr(err)
 		}
-		c.Revisao = last.Revisao + 1
+		nd := &splitDoc{ID: id}
+		if doc != nil {
+			nd.Revs = append(nd.Revs, doc.Revs...)
+			last := doc.Revs[len(doc.Revs)-1]
+			c.Revisao = last.Revisao
+			if sameSplit(last, *c) {
+				out = &last
+				return nil
+			}
+			c.Revisao = last.Revisao + 1
+		}
+		nd.Revs = append(nd.Revs, *c)
+		if err := m.splits.Put(tx, ai.ID, id, nd); err != nil {
+			return storeErr(err)
+		}
+		return nil
+	})
+	if e != nil {
+		return nil, e
 	}
-	nd.Revs = append(nd.Revs, *c)
-	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeSplit, ai.ID, id, nd) }); err != nil {
-		return nil, internal(err)
-	}
-	a.splits[id] = nd
-	return c, nil
+	return out, nil
 }
 
 func sameSplit(a, b SplitConfig) bool {
@@ -181,15 +188,16 @@ func sameSplit(a, b SplitConfig) bool {
 	return string(x) == string(y)
 }
 
-func (m *Module) getSplit(accountID, id, revisao string) (*SplitConfig, *apiError) {
+func (m *Module) getSplit(ctx context.Context, accountID, id, revisao string) (*SplitConfig, *apiError) {
 	nf := problem(http.StatusNotFound, tSplitConfigNE, "Configuração de split não encontrada.", "Configuração de split "+id+" não encontrada.", nil)
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(accountID)
-	if a == nil || a.splits[id] == nil {
+	doc, err := m.rd(ctx).split(accountID, id)
+	if err != nil {
+		return nil, internal(err)
+	}
+	if doc == nil {
 		return nil, nf
 	}
-	revs := a.splits[id].Revs
+	revs := doc.Revs
 	if revisao == "" {
 		c := revs[len(revs)-1]
 		return &c, nil
@@ -222,81 +230,97 @@ type CobSplit struct {
 
 // linkSplit handles PUT /v2/gn/split/cob[v]/{txid}/vinculo/{splitConfigId}.
 func (m *Module) linkSplit(ctx context.Context, accountID, kind, txid, cfgID string) *apiError {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(accountID)
-	c := a.charges[txid]
-	if c == nil || c.Kind != kind {
-		return notFound("Cobrança " + txid + " não encontrada.")
-	}
-	doc := a.splits[cfgID]
-	if doc == nil {
-		return problem(http.StatusNotFound, tSplitConfigNE, "Configuração de split não encontrada.", "Configuração de split "+cfgID+" não encontrada.", nil)
-	}
-	if c.Body.Status != StatusAtiva {
-		return problem(http.StatusBadRequest, tSplitOp, "Operação de split inválida.", "Só uma cobrança ATIVA pode ser vinculada a um split.",
-			[]Violacao{{Razao: "cobrança com status " + c.Body.Status, Propriedade: "txid", Valor: txid}})
-	}
-	last := doc.Revs[len(doc.Revs)-1]
-	if last.Split.MinhaParte.Tipo == rules.PixSplitFixed {
-		total, _ := rules.ParseDecimal(last.Split.MinhaParte.Valor, 2)
-		for _, r := range last.Split.Repasses {
-			n, _ := rules.ParseDecimal(r.Valor, 2)
-			total += n
+	return m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		c, err := r.charge(accountID, txid)
+		if err != nil {
+			return storeErr(err)
 		}
-		if total != c.Cents {
-			return problem(http.StatusBadRequest, tSplitOp, "Operação de split inválida.", "Os valores fixos do split não somam o valor da cobrança.",
-				[]Violacao{{Razao: fmt.Sprintf("split fixo soma %s e a cobrança vale %s", rules.FormatPixAmount(total), c.Body.Valor.Original), Propriedade: "split", Valor: rules.FormatPixAmount(total)}})
+		if c == nil || c.Kind != kind {
+			return notFound("Cobrança " + txid + " não encontrada.")
 		}
-	}
-	nc := *c
-	nc.SplitID, nc.SplitRev = cfgID, last.Revisao
-	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeCharge, accountID, txid, &nc) }); err != nil {
-		return internal(err)
-	}
-	a.charges[txid] = &nc
-	return nil
+		doc, err := r.split(accountID, cfgID)
+		if err != nil {
+			return storeErr(err)
+		}
+		if doc == nil {
+			return problem(http.StatusNotFound, tSplitConfigNE, "Configuração de split não encontrada.", "Configuração de split "+cfgID+" não encontrada.", nil)
+		}
+		if c.Body.Status != StatusAtiva {
+			return problem(http.StatusBadRequest, tSplitOp, "Operação de split inválida.", "Só uma cobrança ATIVA pode ser vinculada a um split.",
+				[]Violacao{{Razao: "cobrança com status " + c.Body.Status, Propriedade: "txid", Valor: txid}})
+		}
+		last := doc.Revs[len(doc.Revs)-1]
+		if last.Split.MinhaParte.Tipo == rules.PixSplitFixed {
+			total, _ := rules.ParseDecimal(last.Split.MinhaParte.Valor, 2)
+			for _, r := range last.Split.Repasses {
+				n, _ := rules.ParseDecimal(r.Valor, 2)
+				total += n
+			}
+			if total != c.Cents {
+				return problem(http.StatusBadRequest, tSplitOp, "Operação de split inválida.", "Os valores fixos do split não somam o valor da cobrança.",
+					[]Violacao{{Razao: fmt.Sprintf("split fixo soma %s e a cobrança vale %s", rules.FormatPixAmount(total), c.Body.Valor.Original), Propriedade: "split", Valor: rules.FormatPixAmount(total)}})
+			}
+		}
+		nc := *c
+		nc.SplitID, nc.SplitRev = cfgID, last.Revisao
+		if err := m.saveCharge(tx, accountID, &nc); err != nil {
+			return storeErr(err)
+		}
+		return nil
+	})
 }
 
 // unlinkSplit handles DELETE /v2/gn/split/cob[v]/{txid}/vinculo.
 func (m *Module) unlinkSplit(ctx context.Context, accountID, kind, txid string) *apiError {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(accountID)
-	c := a.charges[txid]
-	if c == nil || c.Kind != kind {
-		return notFound("Cobrança " + txid + " não encontrada.")
-	}
-	if c.SplitID == "" {
-		return problem(http.StatusNotFound, tCobSplitNE, "Cobrança sem split.", "A cobrança "+txid+" não está vinculada a um split.", nil)
-	}
-	nc := *c
-	nc.SplitID, nc.SplitRev = "", 0
-	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeCharge, accountID, txid, &nc) }); err != nil {
-		return internal(err)
-	}
-	a.charges[txid] = &nc
-	return nil
+	return m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		c, err := r.charge(accountID, txid)
+		if err != nil {
+			return storeErr(err)
+		}
+		if c == nil || c.Kind != kind {
+			return notFound("Cobrança " + txid + " não encontrada.")
+		}
+		if c.SplitID == "" {
+			return problem(http.StatusNotFound, tCobSplitNE, "Cobrança sem split.", "A cobrança "+txid+" não está vinculada a um split.", nil)
+		}
+		nc := *c
+		nc.SplitID, nc.SplitRev = "", 0
+		if err := m.saveCharge(tx, accountID, &nc); err != nil {
+			return storeErr(err)
+		}
+		return nil
+	})
 }
 
 // getCobSplit handles GET /v2/gn/split/cob[v]/{txid}.
-func (m *Module) getCobSplit(accountID, kind, txid string) (*CobSplit, *apiError) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(accountID)
-	if a == nil || a.charges[txid] == nil || a.charges[txid].Kind != kind {
+func (m *Module) getCobSplit(ctx context.Context, accountID, kind, txid string) (*CobSplit, *apiError) {
+	r := m.rd(ctx)
+	c, err := r.charge(accountID, txid)
+	if err != nil {
+		return nil, internal(err)
+	}
+	if c == nil || c.Kind != kind {
 		return nil, notFound("Cobrança " + txid + " não encontrada.")
 	}
-	c := a.charges[txid]
-	if c.SplitID == "" || a.splits[c.SplitID] == nil {
+	var doc *splitDoc
+	if c.SplitID != "" {
+		if doc, err = r.split(accountID, c.SplitID); err != nil {
+			return nil, internal(err)
+		}
+	}
+	if doc == nil {
 		return nil, problem(http.StatusNotFound, tCobSplitNE, "Cobrança sem split.", "A cobrança "+txid+" não está vinculada a um split.", nil)
 	}
-	revs := a.splits[c.SplitID].Revs
+	revs := doc.Revs
 	cfg := revs[len(revs)-1]
 	for _, r := range revs {
 		if r.Revisao == c.SplitRev {
 			cfg = r
 		}
 	}
-	return &CobSplit{Cob: m.view(a, c), Config: SplitRef{ID: cfg.ID, Status: cfg.Status, Descricao: cfg.Descricao}}, nil
+	v, err := m.view(r, accountID, c)
+	if err != nil {
+		return nil, internal(err)
+	}
+	return &CobSplit{Cob: v, Config: SplitRef{ID: cfg.ID, Status: cfg.Status, Descricao: cfg.Descricao}}, nil
 }

@@ -56,18 +56,24 @@ func (m *Module) putWebhook(ctx context.Context, ai accountInfo, chave string, b
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, hookProblem(http.StatusBadRequest, "URL do webhook inválida.", []Violacao{{Razao: "deve ser uma URL absoluta http(s)://", Propriedade: "webhookUrl", Valor: raw}})
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(ai.ID)
 	key := chaveOf(ai, chave)
 	h := &webhook{URL: raw, Chave: key, Created: m.clk.Now()}
-	if old := a.hooks[key]; old != nil {
-		h.Created = old.Created
+	e := m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		old, err := get(r, m.hooks, ai.ID, key)
+		if err != nil {
+			return storeErr(err)
+		}
+		if old != nil {
+			h.Created = old.Created
+		}
+		if err := m.saveHook(tx, ai.ID, h); err != nil {
+			return storeErr(err)
+		}
+		return nil
+	})
+	if e != nil {
+		return nil, e
 	}
-	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(storeHook, ai.ID, key, h) }); err != nil {
-		return nil, internal(err)
-	}
-	a.hooks[key] = h
 	out := h.view()
 	return &out, nil
 }
@@ -83,32 +89,36 @@ func chaveOf(ai accountInfo, key string) string {
 	return key
 }
 
-func (m *Module) getWebhook(ai accountInfo, chave string) (*Webhook, *apiError) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	a := m.peek(ai.ID)
-	if a != nil {
-		if h := a.hooks[chaveOf(ai, chave)]; h != nil {
-			v := h.view()
-			return &v, nil
-		}
+func (m *Module) getWebhook(ctx context.Context, ai accountInfo, chave string) (*Webhook, *apiError) {
+	h, err := get(m.rd(ctx), m.hooks, ai.ID, chaveOf(ai, chave))
+	if err != nil {
+		return nil, internal(err)
+	}
+	if h != nil {
+		v := h.view()
+		return &v, nil
 	}
 	return nil, notFound("Webhook para a chave " + chave + " não encontrado.")
 }
 
 func (m *Module) deleteWebhook(ctx context.Context, ai accountInfo, chave string) *apiError {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.a(ai.ID)
 	key := chaveOf(ai, chave)
-	if a.hooks[key] == nil {
-		return notFound("Webhook para a chave " + chave + " não encontrado.")
-	}
-	if err := m.st.Tx(ctx, func(tx *store.Tx) error { return tx.Delete(storeHook, ai.ID, key) }); err != nil {
-		return internal(err)
-	}
-	delete(a.hooks, key)
-	return nil
+	return m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		h, err := get(r, m.hooks, ai.ID, key)
+		if err != nil {
+			return storeErr(err)
+		}
+		if h == nil {
+			return notFound("Webhook para a chave " + chave + " não encontrado.")
+		}
+		if err := m.hooks.Delete(tx, ai.ID, key); err != nil {
+			return storeErr(err)
+		}
+		if err := tx.DeleteIndex(storeHook, ai.ID, key); err != nil {
+			return storeErr(err)
+		}
+		return nil
+	})
 }
 
 // WebhookList is the answer of GET /v2/webhook.
@@ -117,20 +127,26 @@ type WebhookList struct {
 	Webhooks   []Webhook  `json:"webhooks"`
 }
 
-func (m *Module) listWebhooks(accountID string, q url.Values) (*WebhookList, *apiError) {
+func (m *Module) listWebhooks(ctx context.Context, accountID string, q url.Values) (*WebhookList, *apiError) {
 	lq, e := parseList(q, false)
 	if e != nil {
 		return nil, e
 	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	out := &WebhookList{Webhooks: []Webhook{}}
+	r := m.rd(ctx)
+	ids, err := r.ids(store.Query{Kind: storeHook, Account: accountID, Where: []store.Cond{
+		store.Between(store.ColN, lq.inicio.UnixNano(), lq.fim.UnixNano())}})
+	if err != nil {
+		return nil, internal(err)
+	}
 	var sel []*webhook
-	if a := m.peek(accountID); a != nil {
-		for _, h := range a.hooks {
-			if lq.in(h.Created) {
-				sel = append(sel, h)
-			}
+	for _, id := range ids {
+		h, err := get(r, m.hooks, accountID, id)
+		if err != nil {
+			return nil, internal(err)
+		}
+		if h != nil {
+			sel = append(sel, h)
 		}
 	}
 	sort.Slice(sel, func(i, j int) bool { return sel[i].Chave < sel[j].Chave })

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"runtime/debug"
 	"time"
+
+	"remessa/sandbox/store"
 )
 
 // Kinds of background work.
@@ -36,33 +38,58 @@ func (m *Module) Start() {
 	m.done = make(chan struct{})
 	m.qmu.Unlock()
 
-	m.mu.RLock()
+	m.resume(ctx)
+	go m.run(ctx)
+}
+
+// resume queues every batch, refund and send the store holds as
+// processing (at start, and every rescanEvery while idle: work another
+// instance over the same database left behind, or a task that failed).
+func (m *Module) resume(ctx context.Context) {
 	var pending []task
-	for accID, a := range m.accts {
-		for _, l := range sortedLotes(a) {
-			if l.pending() {
-				pending = append(pending, task{kind: taskLote, account: accID, id: l.ID})
-			}
+	r := m.rd(ctx)
+	for _, acc := range m.accountIDs() {
+		ids, err := r.ids(store.Query{Kind: storeLote, Account: acc, Where: []store.Cond{store.Eq(store.ColS1, "1")}})
+		if err != nil {
+			m.log.Error().Err(err).Msg("pix: scan pending batches")
+			return
 		}
-		for e2e, p := range a.pix {
+		for _, id := range ids {
+			pending = append(pending, task{kind: taskLote, account: acc, id: id})
+		}
+		ids, err = r.ids(store.Query{Kind: storePix, Account: acc, Where: []store.Cond{store.Eq(store.ColS2, "1")}})
+		if err != nil {
+			m.log.Error().Err(err).Msg("pix: scan pending refunds")
+			return
+		}
+		for _, e2e := range ids {
+			p, err := r.pix(acc, e2e)
+			if err != nil || p == nil {
+				continue
+			}
 			for _, d := range p.Body.Devolucoes {
 				if d.Status == RefundProcessando {
-					pending = append(pending, task{kind: taskRefund, account: accID, id: e2e, sub: d.ID})
+					pending = append(pending, task{kind: taskRefund, account: acc, id: e2e, sub: d.ID})
 				}
 			}
 		}
-		for id, e := range a.envios {
-			if e.Status == SendProcessando || e.pendingRefunds() {
-				pending = append(pending, task{kind: taskSend, account: accID, id: id})
-			}
+		ids, err = r.ids(store.Query{Kind: storeEnvio, Account: acc, Where: []store.Cond{store.Eq(store.ColS2, "1")}})
+		if err != nil {
+			m.log.Error().Err(err).Msg("pix: scan pending sends")
+			return
+		}
+		for _, id := range ids {
+			pending = append(pending, task{kind: taskSend, account: acc, id: id})
 		}
 	}
-	m.mu.RUnlock()
 	for _, t := range pending {
 		m.enqueue(t)
 	}
-	go m.run(ctx)
 }
+
+// rescanEvery is how often an idle worker looks for work left as
+// processing in the store.
+const rescanEvery = 2 * time.Second
 
 // Close stops the worker after the task in hand; unfinished work stays
 // persisted as processing and is resumed by the next Start.
@@ -127,6 +154,9 @@ func (m *Module) run(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-m.kick:
+				continue
+			case <-time.After(rescanEvery):
+				m.resume(ctx)
 				continue
 			}
 		}

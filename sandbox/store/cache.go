@@ -7,12 +7,15 @@ import (
 	"sync"
 )
 
-// Codec encodes and decodes the stored form of a Cache's documents; the
-// zero value is plain encoding/json. A module that stores less than it
-// serves (derived fields left out) rebuilds them in Decode.
-type Codec[T any] struct {
+// CacheOpts are a Cache's stored form and size. Encode and Decode default
+// to plain encoding/json; a module that stores less than it serves
+// (derived fields left out) rebuilds them in Decode. Size bounds the
+// decoded documents kept (0 = the store's Options.CacheSize): big
+// documents (a batch of 1000 items) want a small one.
+type CacheOpts[T any] struct {
 	Encode func(account, id string, v *T) ([]byte, error)
 	Decode func(account, id string, raw []byte) (*T, error)
+	Size   int
 }
 
 // Cache serves the documents of one kind decoded, keeping at most
@@ -26,7 +29,7 @@ type Codec[T any] struct {
 type Cache[T any] struct {
 	s     *Store
 	kind  string
-	codec Codec[T]
+	codec CacheOpts[T]
 	max   int // 0 = off
 
 	mu       sync.Mutex
@@ -37,7 +40,7 @@ type Cache[T any] struct {
 type cacheKey struct{ account, id string }
 
 // NewCache returns the cache of kind on s.
-func NewCache[T any](s *Store, kind string, codec Codec[T]) *Cache[T] {
+func NewCache[T any](s *Store, kind string, codec CacheOpts[T]) *Cache[T] {
 	c := &Cache[T]{s: s, kind: kind, codec: codec, cur: map[cacheKey]*T{}, old: map[cacheKey]*T{}}
 	if !s.Shared() && s.opts.CacheSize > 0 {
 		c.max = s.opts.CacheSize
@@ -213,4 +216,71 @@ func (c *Cache[T]) Delete(tx *Tx, account, id string) error {
 		tx.OnCommit(func() { c.install(k, nil) })
 	}
 	return nil
+}
+
+// GetMany returns the committed documents of ids (those that exist), the
+// cached ones from the cache and the others in a few queries.
+func (c *Cache[T]) GetMany(ctx context.Context, account string, ids []string) (map[string]*T, error) {
+	return c.getMany(nil, ctx, account, ids)
+}
+
+// TxGetMany is GetMany as the transaction sees the documents.
+func (c *Cache[T]) TxGetMany(tx *Tx, account string, ids []string) (map[string]*T, error) {
+	return c.getMany(tx, tx.ctx, account, ids)
+}
+
+func (c *Cache[T]) getMany(tx *Tx, ctx context.Context, account string, ids []string) (map[string]*T, error) {
+	out := make(map[string]*T, len(ids))
+	var miss []string
+	var gen uint64
+	if c.max > 0 {
+		c.mu.Lock()
+		gen = c.gen
+		c.mu.Unlock()
+	}
+	for _, id := range ids {
+		if c.max > 0 && (tx == nil || !tx.written[docKey{c.kind, account, id}]) {
+			if v, _ := c.lookup(cacheKey{account, id}); v != nil {
+				out[id] = v
+				continue
+			}
+		}
+		miss = append(miss, id)
+	}
+	if len(miss) == 0 {
+		return out, nil
+	}
+	query := c.s.r.QueryContext
+	if tx != nil {
+		query = tx.tx.QueryContext
+	}
+	err := c.s.getRawMany(ctx, query, c.kind, account, miss, func(id string, raw []byte) error {
+		v, err := c.decode(account, id, raw)
+		if err != nil {
+			return err
+		}
+		out[id] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c.max > 0 {
+		for _, id := range miss {
+			v := out[id]
+			if v == nil || (tx != nil && tx.written[docKey{c.kind, account, id}]) {
+				continue
+			}
+			if tx != nil {
+				c.mu.Lock()
+				if _, ok := c.cur[cacheKey{account, id}]; !ok {
+					c.insert(cacheKey{account, id}, v)
+				}
+				c.mu.Unlock()
+			} else {
+				c.fill(cacheKey{account, id}, v, gen)
+			}
+		}
+	}
+	return out, nil
 }

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // Index is a secondary index row: what a listing filters and orders on, or
@@ -14,7 +17,7 @@ import (
 // Owner, the id of the document that holds it. The meaning of S1..S4 and
 // I1..I3 is the writing module's; a row is replaced whole by PutIndex.
 type Index struct {
-	Owner          string // id of the document this row belongs to ("" = the row's own id)
+	Owner          string // id of the document this row belongs to ("" on write = the row's own id)
 	N              int64  // order key: listings run by N, then id
 	S1, S2, S3, S4 string
 	I1, I2, I3     int64
@@ -22,14 +25,77 @@ type Index struct {
 
 // PutIndex writes (replaces) the index row (kind, account, id).
 func (tx *Tx) PutIndex(kind, account, id string, ix Index) error {
-	if ix.Owner == "" {
-		ix.Owner = id
+	if ix.Owner == id || ix.Owner == "" {
+		ix.Owner = "" // stored empty: most rows are their own document's
 	}
 	err := tx.exec("putIdx", kind, account, id, ix.Owner, ix.N, ix.S1, ix.S2, ix.S3, ix.S4, ix.I1, ix.I2, ix.I3)
 	if err != nil {
 		return fmt.Errorf("store: put index %s/%s/%s: %w", kind, account, id, err)
 	}
+	tx.touch(kind, account)
 	return nil
+}
+
+// touch bumps, once the transaction commits, the version of the index rows
+// of (kind, account) that cached counts and page cursors are checked
+// against.
+func (tx *Tx) touch(kind, account string) {
+	if tx.s.lists == nil {
+		return
+	}
+	k := kind + "\x00" + account
+	if tx.touched == nil {
+		tx.touched = map[string]bool{}
+	}
+	if tx.touched[k] {
+		return
+	}
+	tx.touched[k] = true
+	tx.OnCommit(func() { tx.s.lists.bump(k) })
+}
+
+// listCache remembers, for a single-process store, the counts and the
+// keys at page boundaries of recent queries, valid while no index row of
+// their kind and account changes: paging through 100,000 rows by offset
+// then costs one seek per page instead of skipping every row before it.
+type listCache struct {
+	mu      sync.Mutex
+	ver     map[string]uint64
+	counts  map[string][2]uint64 // query -> version, count
+	cursors map[string]cursor    // query + offset -> key of the row at that offset
+}
+
+type cursor struct {
+	ver uint64
+	n   int64
+	id  string
+}
+
+const maxListCache = 4096
+
+func newListCache() *listCache {
+	return &listCache{ver: map[string]uint64{}, counts: map[string][2]uint64{}, cursors: map[string]cursor{}}
+}
+
+func (l *listCache) bump(k string) {
+	l.mu.Lock()
+	l.ver[k]++
+	l.mu.Unlock()
+}
+
+func (l *listCache) version(q Query) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ver[q.Kind+"\x00"+q.Account]
+}
+
+func querySig(q Query) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q %q", q.Kind, q.Account)
+	for _, c := range q.Where {
+		fmt.Fprintf(&b, " %s %v %v %d %d", c.Col, c.Eq, c.Range, c.Lo, c.Hi)
+	}
+	return b.String()
 }
 
 // DeleteIndex removes the index row (kind, account, id), if any.
@@ -37,12 +103,13 @@ func (tx *Tx) DeleteIndex(kind, account, id string) error {
 	if err := tx.exec("delIdx", kind, account, id); err != nil {
 		return fmt.Errorf("store: delete index %s/%s/%s: %w", kind, account, id, err)
 	}
+	tx.touch(kind, account)
 	return nil
 }
 
 // GetIndex reads the index row (kind, account, id) inside the transaction.
 func (tx *Tx) GetIndex(kind, account, id string) (Index, bool, error) {
-	return scanIndex(tx.tx.QueryRowContext(tx.ctx, tx.s.q["getIdx"], kind, account, id), kind, account, id)
+	return scanIndex(tx.queryRow("getIdx", kind, account, id), kind, account, id)
 }
 
 // GetIndex reads the index row (kind, account, id).
@@ -53,6 +120,9 @@ func (s *Store) GetIndex(ctx context.Context, kind, account, id string) (Index, 
 func scanIndex(row *sql.Row, kind, account, id string) (Index, bool, error) {
 	var ix Index
 	err := row.Scan(&ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3)
+	if ix.Owner == "" {
+		ix.Owner = id
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Index{}, false, nil
 	}
@@ -99,6 +169,8 @@ type Query struct {
 	Kind, Account string
 	Where         []Cond
 	Offset, Limit int // Limit 0 = no limit
+
+	after *cursor // start at this key instead of Offset (Store.Find's page cursors)
 }
 
 func (s *Store) where(q Query) (string, []any, error) {
@@ -126,9 +198,28 @@ func (s *Store) Count(ctx context.Context, q Query) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var sig string
+	var ver uint64
+	if s.lists != nil {
+		sig, ver = querySig(q), s.lists.version(q)
+		s.lists.mu.Lock()
+		c, ok := s.lists.counts[sig]
+		s.lists.mu.Unlock()
+		if ok && c[0] == ver {
+			return int(c[1]), nil
+		}
+	}
 	var n int
 	if err := s.r.QueryRowContext(ctx, s.be.rebind("SELECT count(*)"+w), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count %s: %w", q.Kind, err)
+	}
+	if s.lists != nil {
+		s.lists.mu.Lock()
+		if len(s.lists.counts) >= maxListCache {
+			s.lists.counts = map[string][2]uint64{}
+		}
+		s.lists.counts[sig] = [2]uint64{ver, uint64(n)}
+		s.lists.mu.Unlock()
 	}
 	return n, nil
 }
@@ -136,7 +227,48 @@ func (s *Store) Count(ctx context.Context, q Query) (int, error) {
 // Find calls fn for each index row q selects, in order (N, id), streaming.
 // An error from fn stops it and is returned.
 func (s *Store) Find(ctx context.Context, q Query, fn func(id string, ix Index) error) error {
-	return s.find(ctx, s.r.QueryContext, q, fn)
+	if s.lists == nil || q.Limit <= 0 {
+		return s.find(ctx, s.r.QueryContext, q, fn)
+	}
+	// A page: start from the remembered key at its offset when the rows
+	// have not changed since, and remember the next page's.
+	sig, ver := querySig(q), s.lists.version(q)
+	s.lists.mu.Lock()
+	cur, ok := s.lists.cursors[sig+" @"+strconv.Itoa(q.Offset)]
+	s.lists.mu.Unlock()
+	paged := q
+	paged.Limit++
+	if ok && cur.ver == ver {
+		paged.Offset = 0
+		paged.after = &cur
+		// The seek starts at the cursor's N (SQLite picks one range on n).
+		paged.Where = append([]Cond(nil), q.Where...)
+		ranged := false
+		for i, c := range paged.Where {
+			if c.Col == ColN && c.Range {
+				paged.Where[i].Lo = max(c.Lo, cur.n)
+				ranged = true
+			}
+		}
+		if !ranged {
+			paged.Where = append(paged.Where, Between(ColN, cur.n, math.MaxInt64))
+		}
+	}
+	seen := 0
+	err := s.find(ctx, s.r.QueryContext, paged, func(id string, ix Index) error {
+		seen++
+		if seen > q.Limit {
+			s.lists.mu.Lock()
+			if len(s.lists.cursors) >= maxListCache {
+				s.lists.cursors = map[string]cursor{}
+			}
+			s.lists.cursors[sig+" @"+strconv.Itoa(q.Offset+q.Limit)] = cursor{ver: ver, n: ix.N, id: id}
+			s.lists.mu.Unlock()
+			return nil
+		}
+		return fn(id, ix)
+	})
+	return err
 }
 
 // Find is Store.Find inside the transaction. fn must not write to it.
@@ -148,6 +280,10 @@ func (s *Store) find(ctx context.Context, query func(context.Context, string, ..
 	w, args, err := s.where(q)
 	if err != nil {
 		return err
+	}
+	if q.after != nil {
+		w += " AND (n > ? OR id >= ?)" // n >= after.n is among the conditions
+		args = append(args, q.after.n, q.after.id)
 	}
 	sqlq := "SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3" + w + " ORDER BY n, id"
 	if q.Limit > 0 {
@@ -173,12 +309,96 @@ func (s *Store) find(ctx context.Context, query func(context.Context, string, ..
 		if err := rows.Scan(&id, &ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3); err != nil {
 			return fmt.Errorf("store: find %s: %w", q.Kind, err)
 		}
+		if ix.Owner == "" {
+			ix.Owner = id
+		}
 		if err := fn(id, ix); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("store: find %s: %w", q.Kind, err)
+	}
+	return nil
+}
+
+// maxIn is the most ids one IN (...) query carries.
+const maxIn = 500
+
+func inList(n int) string {
+	return "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")"
+}
+
+// GetIndexes reads the index rows (kind, account, id) of ids inside the
+// transaction, in a few queries; ids without one are absent from the map.
+func (tx *Tx) GetIndexes(kind, account string, ids []string) (map[string]Index, error) {
+	out := make(map[string]Index, len(ids))
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), maxIn)]
+		ids = ids[len(part):]
+		args := []any{kind, account}
+		for _, id := range part {
+			args = append(args, id)
+		}
+		q := tx.s.be.rebind("SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3 FROM idx WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
+		rows, err := tx.tx.QueryContext(tx.ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: get indexes %s/%s: %w", kind, account, err)
+		}
+		for rows.Next() {
+			var id string
+			var ix Index
+			if err := rows.Scan(&id, &ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: get indexes %s/%s: %w", kind, account, err)
+			}
+			if ix.Owner == "" {
+				ix.Owner = id
+			}
+			out[id] = ix
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: get indexes %s/%s: %w", kind, account, err)
+		}
+	}
+	return out, nil
+}
+
+// DeleteIndexes removes the index rows (kind, account, id) of ids.
+func (tx *Tx) DeleteIndexes(kind, account string, ids []string) error {
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), maxIn)]
+		ids = ids[len(part):]
+		args := []any{kind, account}
+		for _, id := range part {
+			args = append(args, id)
+		}
+		q := tx.s.be.rebind("DELETE FROM idx WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
+		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+			return fmt.Errorf("store: delete indexes %s/%s: %w", kind, account, err)
+		}
+	}
+	tx.touch(kind, account)
+	return nil
+}
+
+// getRawMany reads the documents (kind, account, id) of ids, through q
+// (a reader or a transaction), in a few queries.
+func (s *Store) getRawMany(ctx context.Context, query func(context.Context, string, ...any) (*sql.Rows, error),
+	kind, account string, ids []string, fn func(id string, raw []byte) error) error {
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), maxIn)]
+		ids = ids[len(part):]
+		args := []any{kind, account}
+		for _, id := range part {
+			args = append(args, id)
+		}
+		q := s.be.rebind("SELECT account, id, json FROM doc WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
+		if err := eachRow(ctx, query, func(_, id string, raw []byte) error { return fn(id, raw) }, q, args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }

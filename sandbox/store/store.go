@@ -115,7 +115,9 @@ type Store struct {
 	r      *sql.DB // readers
 	mu     sync.Mutex
 	opts   Options
-	q      map[string]string // rebound statements
+	q      map[string]string    // rebound statements
+	stmts  map[string]*sql.Stmt // SQLite: hot statements prepared once on the writer
+	lists  *listCache           // SQLite: counts and page cursors (nil when shared)
 }
 
 // Open opens (creating if needed) the database at path with default
@@ -182,23 +184,55 @@ func (s *Store) migrate() error {
 	}
 	s.q["setSeq"] = s.be.rebind(s.be.setSeqSQL())
 	s.q["nextSeq"] = s.be.rebind(s.be.nextSeqSQL())
+	if !s.be.shared() {
+		s.lists = newListCache()
+		// pgx caches statements per connection itself; database/sql over
+		// SQLite would prepare each one on every call.
+		s.stmts = map[string]*sql.Stmt{}
+		for _, name := range []string{"put", "get", "delete", "putIdx", "getIdx", "delIdx", "putAlias", "getAlias", "delAlias", "setSeq", "nextSeq"} {
+			st, err := s.w.Prepare(s.q[name])
+			if err != nil {
+				return fmt.Errorf("store: prepare in %s: %w", s.path, err)
+			}
+			s.stmts[name] = st
+		}
+	}
 	return nil
+}
+
+// stmt returns the statement name for use in tx.
+func (tx *Tx) stmt(name string) *sql.Stmt {
+	if st := tx.s.stmts[name]; st != nil {
+		return tx.tx.StmtContext(tx.ctx, st)
+	}
+	return nil
+}
+
+func (tx *Tx) queryRow(name string, args ...any) *sql.Row {
+	if st := tx.stmt(name); st != nil {
+		return st.QueryRowContext(tx.ctx, args...)
+	}
+	return tx.tx.QueryRowContext(tx.ctx, tx.s.q[name], args...)
 }
 
 // queries in the ?-dialect, rebound per backend at open.
 var queries = map[string]string{
-	"put": `INSERT INTO docs(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?)
+	"put": `INSERT INTO doc(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`,
-	"get":    `SELECT json FROM docs WHERE kind = ? AND account = ? AND id = ?`,
-	"delete": `DELETE FROM docs WHERE kind = ? AND account = ? AND id = ?`,
-	"each":   `SELECT account, id, json FROM docs WHERE kind = ? ORDER BY account, id`,
-	"eachIn": `SELECT account, id, json FROM docs WHERE kind = ? AND account = ? ORDER BY id`,
+	"get":    `SELECT json FROM doc WHERE kind = ? AND account = ? AND id = ?`,
+	"delete": `DELETE FROM doc WHERE kind = ? AND account = ? AND id = ?`,
+	"each":   `SELECT account, id, json FROM doc WHERE kind = ? ORDER BY account, id`,
+	"eachIn": `SELECT account, id, json FROM doc WHERE kind = ? AND account = ? ORDER BY id`,
 	"seq":    `SELECT value FROM seq WHERE name = ?`,
 	"putIdx": `INSERT INTO idx(kind, account, id, owner, n, s1, s2, s3, s4, i1, i2, i3) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		 ON CONFLICT(kind, account, id) DO UPDATE SET owner = excluded.owner, n = excluded.n, s1 = excluded.s1,
 		 s2 = excluded.s2, s3 = excluded.s3, s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3`,
 	"getIdx": `SELECT owner, n, s1, s2, s3, s4, i1, i2, i3 FROM idx WHERE kind = ? AND account = ? AND id = ?`,
 	"delIdx": `DELETE FROM idx WHERE kind = ? AND account = ? AND id = ?`,
+	"putAlias": `INSERT INTO alias(kind, account, key, owner, ref) VALUES (?, ?, ?, ?, ?)
+		 ON CONFLICT(kind, account, key) DO UPDATE SET owner = excluded.owner, ref = excluded.ref`,
+	"getAlias": `SELECT owner, ref FROM alias WHERE kind = ? AND account = ? AND key = ?`,
+	"delAlias": `DELETE FROM alias WHERE kind = ? AND account = ? AND key = ?`,
 }
 
 // Path returns the path the store was opened with (a PostgreSQL URL with
@@ -216,6 +250,9 @@ func (s *Store) Shared() bool { return s.be.shared() }
 // Close closes the database; pending transactions must have finished.
 func (s *Store) Close() error {
 	var err error
+	for _, st := range s.stmts {
+		st.Close()
+	}
 	if s.r != nil && s.r != s.w {
 		err = s.r.Close()
 	}
@@ -244,6 +281,7 @@ type Tx struct {
 	now      int64
 	onCommit []func()
 	written  map[docKey]bool // documents written (caches read them from the transaction)
+	touched  map[string]bool // index rows changed, per kind and account
 }
 
 type docKey struct{ kind, account, id string }
@@ -297,7 +335,12 @@ func (tx *Tx) OnCommit(f func()) { tx.onCommit = append(tx.onCommit, f) }
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
 func (tx *Tx) exec(name string, args ...any) error {
-	_, err := tx.tx.ExecContext(tx.ctx, tx.s.q[name], args...)
+	var err error
+	if st := tx.stmt(name); st != nil {
+		_, err = st.ExecContext(tx.ctx, args...)
+	} else {
+		_, err = tx.tx.ExecContext(tx.ctx, tx.s.q[name], args...)
+	}
 	return err
 }
 
@@ -331,14 +374,14 @@ func (tx *Tx) markWritten(kind, account, id string) {
 // own writes); found is false when there is none.
 func (tx *Tx) Get(kind, account, id string, v any) (found bool, err error) {
 	var raw []byte
-	err = tx.tx.QueryRowContext(tx.ctx, tx.s.q["get"], kind, account, id).Scan(&raw)
+	err = tx.queryRow("get", kind, account, id).Scan(&raw)
 	return decodeRow(kind, account, id, raw, err, v)
 }
 
 // GetRaw is Get without decoding; nil when there is none.
 func (tx *Tx) GetRaw(kind, account, id string) ([]byte, error) {
 	var raw []byte
-	err := tx.tx.QueryRowContext(tx.ctx, tx.s.q["get"], kind, account, id).Scan(&raw)
+	err := tx.queryRow("get", kind, account, id).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -361,7 +404,7 @@ func (tx *Tx) Delete(kind, account, id string) error {
 // the first value is 1.
 func (tx *Tx) NextSeq(name string) (int64, error) {
 	var v int64
-	if err := tx.tx.QueryRowContext(tx.ctx, tx.s.q["nextSeq"], name).Scan(&v); err != nil {
+	if err := tx.queryRow("nextSeq", name).Scan(&v); err != nil {
 		return 0, fmt.Errorf("store: next value of sequence %q: %w", name, err)
 	}
 	return v, nil
@@ -499,14 +542,17 @@ func (sqliteBackend) open(path string, o Options) (w, r *sql.DB, err error) {
 	u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
 	p := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=synchronous(" + string(o.Sync) + ")"
-	w, err = sql.Open("sqlite", u+p+"&_txlock=immediate")
+	// Page caches: 16 MB for the writer (it reads what it decides on),
+	// 4 MB for each reader; SQLite's default (2 MB) made the index
+	// look-ups of big tables read the file again and again.
+	w, err = sql.Open("sqlite", u+p+"&_pragma=cache_size(-16384)&_txlock=immediate")
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	r, err = sql.Open("sqlite", u+p)
+	r, err = sql.Open("sqlite", u+p+"&_pragma=cache_size(-4096)")
 	if err != nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -516,15 +562,19 @@ func (sqliteBackend) open(path string, o Options) (w, r *sql.DB, err error) {
 	return w, r, nil
 }
 
+// The documents are a rowid table with a unique index on the key, not a
+// WITHOUT ROWID table keyed by it: a seek in a WITHOUT ROWID b-tree reads
+// every overflow page of the cells it compares, so one batch document of
+// 100 KB among the keys made each look-up read it whole.
 const sqliteSchema = `
-CREATE TABLE IF NOT EXISTS docs (
+CREATE TABLE IF NOT EXISTS doc (
 	kind       TEXT NOT NULL,
 	account    TEXT NOT NULL,
 	id         TEXT NOT NULL,
 	json       BLOB NOT NULL,
-	updated_at INTEGER NOT NULL,
-	PRIMARY KEY (kind, account, id)
-) WITHOUT ROWID;
+	updated_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS doc_key ON doc(kind, account, id);
 CREATE TABLE IF NOT EXISTS seq (
 	name  TEXT PRIMARY KEY,
 	value INTEGER NOT NULL
@@ -539,12 +589,40 @@ CREATE TABLE IF NOT EXISTS idx (
 	i1 INTEGER NOT NULL, i2 INTEGER NOT NULL, i3 INTEGER NOT NULL,
 	PRIMARY KEY (kind, account, id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, s1, s2, s3, s4);
+CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id, s1, s2, s3, s4);
+CREATE TABLE IF NOT EXISTS alias (
+	kind    TEXT NOT NULL,
+	account TEXT NOT NULL,
+	key     TEXT NOT NULL,
+	owner   TEXT NOT NULL,
+	ref     TEXT NOT NULL,
+	PRIMARY KEY (kind, account, key)
+) WITHOUT ROWID;
 `
 
 func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
-	_, err := w.ExecContext(ctx, sqliteSchema)
-	return err
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
+		return err
+	}
+	// A database of an older version: its documents move to the new table.
+	var old int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'docs'`).Scan(&old); err != nil {
+		return err
+	}
+	if old > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO doc(kind, account, id, json, updated_at) SELECT kind, account, id, json, updated_at FROM docs`); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DROP TABLE docs`); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 func (sqliteBackend) begin(ctx context.Context, w *sql.DB) (*sql.Tx, error) {
@@ -610,7 +688,7 @@ func scrub(err error, path string) error {
 }
 
 var pgSchema = []string{
-	`CREATE TABLE IF NOT EXISTS docs (
+	`CREATE TABLE IF NOT EXISTS doc (
 		kind       TEXT NOT NULL,
 		account    TEXT NOT NULL,
 		id         TEXT NOT NULL,
@@ -628,6 +706,13 @@ var pgSchema = []string{
 		i1 BIGINT NOT NULL, i2 BIGINT NOT NULL, i3 BIGINT NOT NULL,
 		PRIMARY KEY (kind, account, id))`,
 	`CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id)`,
+	`CREATE TABLE IF NOT EXISTS alias (
+		kind    TEXT NOT NULL,
+		account TEXT NOT NULL,
+		key     TEXT NOT NULL,
+		owner   TEXT NOT NULL,
+		ref     TEXT NOT NULL,
+		PRIMARY KEY (kind, account, key))`,
 }
 
 func (b pgBackend) migrate(ctx context.Context, w *sql.DB) error {

@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Aliases are look-up keys that lead to a document: a token, a payload
+// location, an endToEndId. A row (kind, account, key) names its Owner
+// (the document's id) and Ref (free text: the account of a global alias).
+// They live in their own table, without the listing index.
+
+// PutAlias writes (replaces) the alias (kind, account, key).
+func (tx *Tx) PutAlias(kind, account, key, owner, ref string) error {
+	if err := tx.exec("putAlias", kind, account, key, owner, ref); err != nil {
+		return fmt.Errorf("store: put alias %s/%s/%s: %w", kind, account, key, err)
+	}
+	return nil
+}
+
+// DeleteAlias removes the alias (kind, account, key), if any.
+func (tx *Tx) DeleteAlias(kind, account, key string) error {
+	if err := tx.exec("delAlias", kind, account, key); err != nil {
+		return fmt.Errorf("store: delete alias %s/%s/%s: %w", kind, account, key, err)
+	}
+	return nil
+}
+
+// DeleteAliases removes the aliases (kind, account, key) of keys.
+func (tx *Tx) DeleteAliases(kind, account string, keys []string) error {
+	for len(keys) > 0 {
+		part := keys[:min(len(keys), maxIn)]
+		keys = keys[len(part):]
+		args := []any{kind, account}
+		for _, k := range part {
+			args = append(args, k)
+		}
+		q := tx.s.be.rebind("DELETE FROM alias WHERE kind = ? AND account = ? AND key IN " + inList(len(part)))
+		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+			return fmt.Errorf("store: delete aliases %s/%s: %w", kind, account, err)
+		}
+	}
+	return nil
+}
+
+// Alias is an alias row's target.
+type Alias struct{ Owner, Ref string }
+
+// GetAlias reads the alias (kind, account, key) inside the transaction.
+func (tx *Tx) GetAlias(kind, account, key string) (Alias, bool, error) {
+	return scanAlias(tx.queryRow("getAlias", kind, account, key), kind, account, key)
+}
+
+// GetAlias reads the alias (kind, account, key).
+func (s *Store) GetAlias(ctx context.Context, kind, account, key string) (Alias, bool, error) {
+	return scanAlias(s.r.QueryRowContext(ctx, s.q["getAlias"], kind, account, key), kind, account, key)
+}
+
+func scanAlias(row *sql.Row, kind, account, key string) (Alias, bool, error) {
+	var a Alias
+	err := row.Scan(&a.Owner, &a.Ref)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Alias{}, false, nil
+	}
+	if err != nil {
+		return Alias{}, false, fmt.Errorf("store: get alias %s/%s/%s: %w", kind, account, key, err)
+	}
+	return a, true, nil
+}
+
+// GetAliases reads the aliases (kind, account, key) of keys inside the
+// transaction, in a few queries; keys without one are absent from the map.
+func (tx *Tx) GetAliases(kind, account string, keys []string) (map[string]Alias, error) {
+	out := make(map[string]Alias, len(keys))
+	for len(keys) > 0 {
+		part := keys[:min(len(keys), maxIn)]
+		keys = keys[len(part):]
+		args := []any{kind, account}
+		for _, k := range part {
+			args = append(args, k)
+		}
+		q := tx.s.be.rebind("SELECT key, owner, ref FROM alias WHERE kind = ? AND account = ? AND key IN " + inList(len(part)))
+		rows, err := tx.tx.QueryContext(tx.ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: get aliases %s/%s: %w", kind, account, err)
+		}
+		for rows.Next() {
+			var k string
+			var a Alias
+			if err := rows.Scan(&k, &a.Owner, &a.Ref); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: get aliases %s/%s: %w", kind, account, err)
+			}
+			out[k] = a
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: get aliases %s/%s: %w", kind, account, err)
+		}
+	}
+	return out, nil
+}
