@@ -184,29 +184,41 @@ func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	return time.Now().Add(min(time.Duration(job.Attempt)*time.Second, 30*time.Second))
 }
 
+// DefaultUnitTimeout is how long a unit may run (a batch of 1000 cobv
+// or 64 carnets takes seconds).
+const DefaultUnitTimeout = 2 * time.Minute
+
 // ClientConfig tunes a River client of the cluster.
 type ClientConfig struct {
 	Workers *river.Workers // nil: a client that only enqueues
 	Units   int            // units worked at once by this process (default 2)
-	// RescueAfter is how long a unit may stay running before River takes
-	// it as abandoned (its worker died) and gives it to another worker
-	// (default 15 s). A unit still alive then is protected by its
-	// advisory lock: the new attempt waits.
-	RescueAfter time.Duration
+	// UnitTimeout is the lease of a unit (default DefaultUnitTimeout): its
+	// context ends then (it stops sending, journals what it sent and is
+	// retried from its journal), and a unit whose worker died is taken as
+	// abandoned once it has been running that long (plus a second): River's
+	// rescuer (every 30 s, on the leader) gives it to another worker. A
+	// unit still alive then is protected by its advisory lock: the new
+	// attempt waits.
+	UnitTimeout time.Duration
+}
+
+// Timeout is the unit lease of c.
+func (c ClientConfig) Timeout() time.Duration {
+	if c.UnitTimeout <= 0 {
+		return DefaultUnitTimeout
+	}
+	return c.UnitTimeout
 }
 
 // NewClient is a River client on the cluster's database.
 func NewClient(d *DB, c ClientConfig) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{
-		JobTimeout:                  -1,
-		RescueStuckJobsAfter:        c.RescueAfter,
+		JobTimeout:                  c.Timeout(),
+		RescueStuckJobsAfter:        c.Timeout() + time.Second,
 		RetryPolicy:                 retryPolicy{},
 		FetchPollInterval:           200 * time.Millisecond,
 		FetchCooldown:               20 * time.Millisecond,
 		CompletedJobRetentionPeriod: 7 * 24 * time.Hour,
-	}
-	if cfg.RescueStuckJobsAfter <= 0 {
-		cfg.RescueStuckJobsAfter = 15 * time.Second
 	}
 	if c.Workers != nil {
 		cfg.Workers = c.Workers
