@@ -8,6 +8,7 @@ import (
 	stdlog "log"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -235,6 +236,10 @@ func (s *Server) closeStore() error {
 		s.lock.unlock()
 		s.lock = nil
 	}
+	if s.tmpDir != "" {
+		_ = os.RemoveAll(s.tmpDir)
+		s.tmpDir = ""
+	}
 	return err
 }
 
@@ -248,6 +253,7 @@ func (s *Server) registerControl() {
 	s.mux.HandleFunc("GET /sandbox/status", func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusOK, map[string]any{
 			"url": *s.url.Load(), "pix_url": *s.pixURL.Load(), "data_dir": s.dataDir,
+			"store": s.st.Backend(), "db": s.st.Path(),
 			"modules": s.names, "now": s.clk.Now().UTC().Format(time.RFC3339Nano),
 			"token_ttl_seconds": int64(s.auth.TokenTTL() / time.Second),
 		})

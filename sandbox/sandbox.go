@@ -48,6 +48,13 @@ type Config struct {
 	PixAddr string // separate Pix listener; "" = Pix served on Addr (unless TLS)
 	DataDir string // ":memory:" for tests; "" = DefaultDataDir()
 
+	// DB, when set, is the database instead of DataDir's sandbox.db: a
+	// postgres:// URL runs the sandbox over PostgreSQL, which any number
+	// of instances may share (they serve one state; docs/sandbox-core.md).
+	// DataDir then holds only this instance's files (TLS material) and,
+	// when empty, is a temporary directory removed by Close.
+	DB string
+
 	// ClientID and ClientSecret fix the first application's credentials.
 	ClientID, ClientSecret string
 
@@ -82,6 +89,7 @@ func DefaultDataDir() (string, error) {
 type Server struct {
 	cfg     Config
 	dataDir string
+	tmpDir  string // DataDir made for a DB-backed instance; removed by Close
 	lock    *dirLock
 	st      *store.Store
 	clk     clock.Clock
@@ -116,6 +124,14 @@ func New(cfg Config) (_ *Server, err error) {
 		s.clk = clock.NewAdjustable(0)
 	}
 	dbPath := store.Memory
+	if cfg.DB != "" && cfg.DataDir == "" {
+		// This instance's own files go to a directory of its own: the
+		// state is the database's.
+		if s.tmpDir, err = os.MkdirTemp("", "remessa-sandbox-"); err != nil {
+			return nil, fmt.Errorf("sandbox: temporary data dir: %w", err)
+		}
+		cfg.DataDir = s.tmpDir
+	}
 	if cfg.DataDir != store.Memory {
 		s.dataDir = cfg.DataDir
 		if s.dataDir == "" {
@@ -130,6 +146,9 @@ func New(cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 		dbPath = filepath.Join(s.dataDir, DBFile)
+	}
+	if cfg.DB != "" {
+		dbPath = cfg.DB
 	}
 	if s.st, err = store.OpenWith(dbPath, store.Options{Sync: cfg.Sync}); err != nil {
 		return nil, err

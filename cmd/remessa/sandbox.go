@@ -43,7 +43,7 @@ func registerSandboxSub(name, summary string, run func(args []string, stdout, st
 var sandboxCmd = &command{
 	Name:    "sandbox",
 	Summary: "serve localmente a API de cobranças (/v1) e Pix (/v2), com estado e dados persistentes",
-	Usage:   "[--addr 127.0.0.1:8080] [--data DIR] [--client-id ID --client-secret SECRET] [flags] | apps [add] ...",
+	Usage:   "[--addr 127.0.0.1:8080] [--data DIR | --db postgres://...] [--client-id ID --client-secret SECRET] [flags] | apps [add] ...",
 }
 
 func init() {
@@ -79,6 +79,7 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "endereço da API de cobranças (e de tudo mais); porta 0 = qualquer livre")
 	fs.StringVar(&cfg.PixAddr, "pix-addr", "", "endereço separado para a API Pix (padrão: o mesmo de --addr; com --tls, uma porta livre)")
 	fs.StringVar(&cfg.DataDir, "data", "", "diretório dos dados (padrão: <cache do usuário>/remessa/sandbox; \":memory:\" não grava nada)")
+	fs.StringVar(&cfg.DB, "db", "", "banco PostgreSQL (postgres://...; ou REMESSA_DATABASE_URL) em vez de <dados>/sandbox.db: várias instâncias sobre o mesmo banco servem um só estado")
 	// The environment is read after parsing, not as a flag default: --help
 	// prints defaults, and a secret must not appear there.
 	fs.StringVar(&cfg.ClientID, "client-id", "", "fixa o Client_Id da primeira aplicação (ou REMESSA_SANDBOX_CLIENT_ID)")
@@ -100,6 +101,13 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	credentialsFromEnv(&cfg)
+	if cfg.DB == "" {
+		cfg.DB = os.Getenv("REMESSA_DATABASE_URL")
+	}
+	if cfg.DB != "" && !store.IsPostgres(cfg.DB) {
+		fmt.Fprintln(stderr, "remessa sandbox: --db (ou REMESSA_DATABASE_URL): use uma URL postgres:// (sem --db, os dados ficam em <dados>/sandbox.db)")
+		return exitUsage
+	}
 	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		fmt.Fprintln(stderr, "remessa sandbox:", err)
@@ -196,7 +204,9 @@ func printBanner(w io.Writer, rn *sandbox.Running, fc faults.Config, speedup int
 	if rn.ClientCertFile != "" {
 		fmt.Fprintf(tw, "  Certificado cliente PEM\t%s (chave %s)\n", rn.ClientCertFile, rn.ClientKeyFile)
 	}
-	if rn.DataDir != "" {
+	if st := rn.Server.Store(); st != nil && st.Shared() {
+		fmt.Fprintf(tw, "  Dados\tPostgreSQL %s (compartilhado com as outras instâncias sobre o mesmo banco)\n", st.Path())
+	} else if rn.DataDir != "" {
 		fmt.Fprintf(tw, "  Dados\t%s\n", filepath.Join(rn.DataDir, sandbox.DBFile))
 	} else {
 		fmt.Fprintf(tw, "  Dados\tsó em memória (nada é gravado)\n")

@@ -136,6 +136,9 @@ type Service struct {
 
 	vmu    sync.Mutex
 	vcache map[string]verified // token -> checked claims
+
+	rmu    sync.Mutex // one reload at a time (shared store)
+	loaded time.Time  // last load from the store
 }
 
 // New loads accounts, applications and the token key from st (creating
@@ -168,35 +171,113 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Service, error) {
 			return nil, fmt.Errorf("auth: stored token key is corrupt")
 		}
 	} else {
-		s.key = randomBytes(32)
-		meta.Key = hex.EncodeToString(s.key)
-		if err := st.Tx(ctx, func(tx *store.Tx) error { return tx.Put(KindMeta, "", "token-key", meta) }); err != nil {
+		// Read again inside the write transaction: another instance over
+		// the same database may have made the key meanwhile, and every
+		// instance must sign with the same one.
+		err := st.Tx(ctx, func(tx *store.Tx) error {
+			found, err := tx.Get(KindMeta, "", "token-key", &meta)
+			if err != nil || found {
+				return err
+			}
+			meta.Key = hex.EncodeToString(randomBytes(32))
+			return tx.Put(KindMeta, "", "token-key", meta)
+		})
+		if err != nil {
 			return nil, fmt.Errorf("auth: save token key: %w", err)
 		}
+		s.key, err = hex.DecodeString(meta.Key)
+		if err != nil || len(s.key) < 32 {
+			return nil, fmt.Errorf("auth: stored token key is corrupt")
+		}
 	}
-	err = st.Each(ctx, KindAccount, func(_, id string, raw []byte) error {
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// load reads every account and application from the store, replacing what
+// the service held.
+func (s *Service) load(ctx context.Context) error {
+	accounts, apps := map[string]*Account{}, map[string]*App{}
+	err := s.st.Each(ctx, KindAccount, func(_, id string, raw []byte) error {
 		var a Account
 		if err := jsonUnmarshal(raw, &a); err != nil {
 			return fmt.Errorf("auth: decode account %s: %w", id, err)
 		}
-		s.indexAccount(&a)
+		accounts[a.ID] = &a
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = st.Each(ctx, KindApp, func(_, id string, raw []byte) error {
+	err = s.st.Each(ctx, KindApp, func(_, id string, raw []byte) error {
 		var a App
 		if err := jsonUnmarshal(raw, &a); err != nil {
 			return fmt.Errorf("auth: decode application %s: %w", id, err)
 		}
-		s.apps[a.ClientID] = &a
+		apps[a.ClientID] = &a
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return s, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.accounts, s.apps = map[string]*Account{}, apps
+	s.byPayee, s.byConta, s.byKey = map[string]*Account{}, map[string]*Account{}, map[string]*Account{}
+	for _, a := range accounts {
+		s.indexAccount(a)
+	}
+	clear(s.pcache)
+	s.loaded = time.Now()
+	return nil
+}
+
+// refreshEvery bounds how stale the accounts and applications of an
+// instance sharing its database with others may be.
+const refreshEvery = time.Second
+
+// refresh reloads the accounts and applications when other instances may
+// have changed them (a shared store): after refreshEvery, or at once after
+// a miss (an account or application created on another instance). It
+// reports whether it reloaded. On a store of its own the service is the
+// only writer and never reloads.
+func (s *Service) refresh(miss bool) bool {
+	if !s.st.Shared() {
+		return false
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.mu.RLock()
+	age := time.Since(s.loaded)
+	s.mu.RUnlock()
+	if !miss && age < refreshEvery {
+		return false
+	}
+	if miss && age < 5*time.Millisecond {
+		return true // a concurrent miss just reloaded
+	}
+	if err := s.load(context.Background()); err != nil {
+		s.log.Error().Err(err).Msg("auth: reload accounts and applications")
+		return false
+	}
+	return true
+}
+
+// appByID returns application clientID (reloading on a miss when the
+// store is shared).
+func (s *Service) appByID(clientID string) (*App, bool) {
+	s.refresh(false)
+	s.mu.RLock()
+	app, ok := s.apps[clientID]
+	s.mu.RUnlock()
+	if !ok && s.refresh(true) {
+		s.mu.RLock()
+		app, ok = s.apps[clientID]
+		s.mu.RUnlock()
+	}
+	return app, ok
 }
 
 // TokenTTL returns the lifetime of charges API tokens.
@@ -287,9 +368,7 @@ func (s *Service) Bootstrap(ctx context.Context, clientID, secret string) (Crede
 		}
 		return s.credentials(first.ID, id, sec, true), nil
 	}
-	s.mu.RLock()
-	app, ok := s.apps[clientID]
-	s.mu.RUnlock()
+	app, ok := s.appByID(clientID)
 	if !ok {
 		id, sec, err := s.CreateApp(ctx, first.ID, clientID, secret, nil)
 		if err != nil {
@@ -386,10 +465,8 @@ func (s *Service) createAccount(ctx context.Context, name, conta string) (Accoun
 // nil scopes means AllPixScopes. It returns the credentials, the only time
 // the secret is available.
 func (s *Service) CreateApp(ctx context.Context, accountID, clientID, secret string, scopes []string) (string, string, error) {
-	s.mu.RLock()
-	_, accOK := s.accounts[accountID]
-	_, dup := s.apps[clientID]
-	s.mu.RUnlock()
+	_, accOK := s.Account(accountID)
+	_, dup := s.appByID(clientID)
 	if !accOK {
 		return "", "", fmt.Errorf("auth: account %q does not exist", accountID)
 	}
@@ -423,9 +500,7 @@ func (s *Service) CreateApp(ctx context.Context, accountID, clientID, secret str
 
 // SetSecret replaces the secret of application clientID.
 func (s *Service) SetSecret(ctx context.Context, clientID, secret string) error {
-	s.mu.RLock()
-	app, ok := s.apps[clientID]
-	s.mu.RUnlock()
+	app, ok := s.appByID(clientID)
 	if !ok {
 		return fmt.Errorf("auth: application %q does not exist", clientID)
 	}
@@ -502,6 +577,7 @@ func copyAccount(a *Account) Account {
 
 // Accounts lists the accounts in creation order.
 func (s *Service) Accounts() []Account {
+	s.refresh(false)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]Account, 0, len(s.accounts))
@@ -514,6 +590,7 @@ func (s *Service) Accounts() []Account {
 
 // Apps lists the applications (without secrets), by account then creation.
 func (s *Service) Apps() []AppInfo {
+	s.refresh(false)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]AppInfo, 0, len(s.apps))
@@ -534,47 +611,71 @@ func (s *Service) Apps() []AppInfo {
 
 // Account returns the account with internal id id.
 func (s *Service) Account(id string) (Account, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	a, ok := s.accounts[id]
-	if !ok {
-		return Account{}, false
+	s.refresh(false)
+	for _, miss := range []bool{false, true} {
+		s.mu.RLock()
+		a, ok := s.accounts[id]
+		s.mu.RUnlock()
+		if ok {
+			return copyAccount(a), true
+		}
+		if !miss && !s.refresh(true) {
+			break
+		}
 	}
-	return copyAccount(a), true
+	return Account{}, false
 }
 
 // AccountByPayeeCode finds an account by payee code (case-insensitive).
 func (s *Service) AccountByPayeeCode(code string) (Account, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	a, ok := s.byPayee[strings.ToLower(code)]
-	if !ok {
-		return Account{}, false
+	s.refresh(false)
+	for _, miss := range []bool{false, true} {
+		s.mu.RLock()
+		a, ok := s.byPayee[strings.ToLower(code)]
+		s.mu.RUnlock()
+		if ok {
+			return copyAccount(a), true
+		}
+		if !miss && !s.refresh(true) {
+			break
+		}
 	}
-	return copyAccount(a), true
+	return Account{}, false
 }
 
 // AccountByConta finds an account by its Pix account number.
 func (s *Service) AccountByConta(conta string) (Account, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	a, ok := s.byConta[conta]
-	if !ok {
-		return Account{}, false
+	s.refresh(false)
+	for _, miss := range []bool{false, true} {
+		s.mu.RLock()
+		a, ok := s.byConta[conta]
+		s.mu.RUnlock()
+		if ok {
+			return copyAccount(a), true
+		}
+		if !miss && !s.refresh(true) {
+			break
+		}
 	}
-	return copyAccount(a), true
+	return Account{}, false
 }
 
 // AccountByKey finds the account that owns a Pix key (compared after
 // NormalizeKey).
 func (s *Service) AccountByKey(key string) (Account, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	a, ok := s.byKey[NormalizeKey(key)]
-	if !ok {
-		return Account{}, false
+	s.refresh(false)
+	for _, miss := range []bool{false, true} {
+		s.mu.RLock()
+		a, ok := s.byKey[NormalizeKey(key)]
+		s.mu.RUnlock()
+		if ok {
+			return copyAccount(a), true
+		}
+		if !miss && !s.refresh(true) {
+			break
+		}
 	}
-	return copyAccount(a), true
+	return Account{}, false
 }
 
 // principalOf returns the (shared, read-only) principal of app.
@@ -606,9 +707,7 @@ func (s *Service) principal(app *App) *Principal {
 
 // authenticate checks Basic client credentials.
 func (s *Service) authenticate(clientID, secret string) (*App, bool) {
-	s.mu.RLock()
-	app, ok := s.apps[clientID]
-	s.mu.RUnlock()
+	app, ok := s.appByID(clientID)
 	if !ok {
 		checkSecret(&App{Salt: "00", SecretHash: strings.Repeat("0", 64)}, secret) // same work either way
 		return nil, false

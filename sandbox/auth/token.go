@@ -95,9 +95,7 @@ func (s *Service) verify(tok, typ string) (*App, *claims, error) {
 	if s.clk.Now().UnixMilli() >= v.exp*1000 {
 		return nil, nil, errExpiredToken
 	}
-	s.mu.RLock()
-	app, ok := s.apps[v.sub]
-	s.mu.RUnlock()
+	app, ok := s.appByID(v.sub)
 	if !ok || app.AccountID != v.acc {
 		return nil, nil, errNoApp
 	}

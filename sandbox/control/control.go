@@ -124,6 +124,34 @@ func (m *Module) restoreOffset() {
 	}
 }
 
+// Run follows, on a shared store (several instances over one PostgreSQL),
+// the clock offset another instance saved: the sandbox time is shared,
+// each instance picking a change up within followEvery (module.Runner).
+func (m *Module) Run(ctx context.Context) {
+	oc, ok := m.clk.(offsetClock)
+	if !ok || m.st == nil || !m.st.Shared() {
+		return
+	}
+	t := time.NewTicker(followEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var saved time.Duration
+		found, err := m.st.Get(ctx, kindClock, "", idOffset, &saved)
+		if err == nil && found && saved != oc.Offset() {
+			oc.SetOffset(saved)
+		}
+	}
+}
+
+// followEvery is how often an instance on a shared store reads the saved
+// clock offset.
+const followEvery = 500 * time.Millisecond
+
 // saveOffset keeps the clock's offset for the next start.
 func (m *Module) saveOffset(ctx context.Context) {
 	oc, ok := m.clk.(offsetClock)

@@ -16,6 +16,9 @@
 //
 // Delivery is at least once: a crash after the receiver answered 2xx but
 // before the delivery is marked may send it once more after the restart.
+// Instances sharing a database (PostgreSQL) claim each delivery in a write
+// transaction before posting it (a lease of the post's timeout plus 30 s),
+// so one instance posts it; a claim left by a dead instance expires.
 //
 // A delivery queued with EnqueueFor carries a key (the charges module uses
 // the notification token); Retarget, in the transaction that changes the
@@ -29,6 +32,8 @@ package outbox
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,6 +87,11 @@ type Delivery struct {
 	LastStatus  int        `json:"last_status,omitempty"`
 	LastError   string     `json:"last_error,omitempty"`
 	DoneAt      *time.Time `json:"done_at,omitempty"`
+
+	// A lease on a shared store (PostgreSQL): the instance posting it and
+	// until when (real time), so no other instance posts it meanwhile.
+	LeaseBy    string     `json:"lease_by,omitempty"`
+	LeaseUntil *time.Time `json:"lease_until,omitempty"`
 }
 
 func docID(id int64) string { return fmt.Sprintf("%012d", id) }
@@ -114,6 +124,7 @@ type Outbox struct {
 	run  chan struct{} // one RunDue at a time: nothing is posted twice concurrently
 	kick chan struct{}
 	sent atomic.Int64
+	id   string // this instance, for leases on a shared store
 }
 
 // New returns an outbox on st, timed by clk.
@@ -139,7 +150,9 @@ func New(st *store.Store, clk clock.Clock, opt Options) *Outbox {
 	if opt.Parallel < 1 {
 		opt.Parallel = 4
 	}
-	return &Outbox{st: st, clk: clk, opt: opt, kick: make(chan struct{}, 1), run: make(chan struct{}, 1)}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &Outbox{st: st, clk: clk, opt: opt, kick: make(chan struct{}, 1), run: make(chan struct{}, 1), id: hex.EncodeToString(id[:])}
 }
 
 // Enqueue writes a delivery of body to target in the caller's transaction;
@@ -337,14 +350,43 @@ func (o *Outbox) RunDue(ctx context.Context) (int, error) {
 // RunDue listed it; a Retarget during the post sends the next retry to
 // the new URL.
 func (o *Outbox) attempt(ctx context.Context, d Delivery) (ok, skipped bool, err error) {
-	var cur Delivery
-	found, err := o.st.Get(ctx, KindPending, d.Key, docID(d.ID), &cur)
-	if err != nil {
-		return false, true, fmt.Errorf("outbox: reread delivery %d: %w", d.ID, err)
+	if o.st.Shared() {
+		// Several instances run their outboxes over one database: the
+		// delivery is claimed first, in a write transaction (writers are
+		// serialised across instances), so exactly one of them posts it.
+		claimed := false
+		err := o.st.Tx(ctx, func(tx *store.Tx) error {
+			var cur Delivery
+			found, err := tx.Get(KindPending, d.Key, docID(d.ID), &cur)
+			if err != nil || !found || cur.URL != d.URL || cur.Attempts != d.Attempts {
+				return err // delivered, retargeted or attempted elsewhere since listed
+			}
+			now := time.Now()
+			if cur.LeaseUntil != nil && cur.LeaseBy != o.id && now.Before(*cur.LeaseUntil) {
+				return nil // another instance is posting it
+			}
+			until := now.Add(o.leaseFor())
+			cur.LeaseBy, cur.LeaseUntil = o.id, &until
+			claimed = true
+			return tx.Put(KindPending, cur.Key, docID(cur.ID), cur)
+		})
+		if err != nil {
+			return false, true, fmt.Errorf("outbox: claim delivery %d: %w", d.ID, err)
+		}
+		if !claimed {
+			return false, true, nil
+		}
+	} else {
+		var cur Delivery
+		found, err := o.st.Get(ctx, KindPending, d.Key, docID(d.ID), &cur)
+		if err != nil {
+			return false, true, fmt.Errorf("outbox: reread delivery %d: %w", d.ID, err)
+		}
+		if !found || cur.URL != d.URL {
+			return false, true, nil
+		}
 	}
-	if !found || cur.URL != d.URL {
-		return false, true, nil
-	}
+	d.LeaseBy, d.LeaseUntil = "", nil
 	status, perr := o.post(ctx, d)
 	if perr != nil && ctx.Err() != nil {
 		return false, false, nil // shutting down: not the receiver's fault, try again after the restart
@@ -394,6 +436,17 @@ func (o *Outbox) attempt(ctx context.Context, d Delivery) (ok, skipped bool, err
 		o.sent.Add(1)
 	}
 	return ok, false, nil
+}
+
+// leaseFor is how long a claimed delivery is this instance's: the post's
+// timeout and a margin (an instance killed mid-post leaves it to the
+// others after that).
+func (o *Outbox) leaseFor() time.Duration {
+	t := o.opt.Client.Timeout
+	if t <= 0 {
+		t = 60 * time.Second
+	}
+	return t + 30*time.Second
 }
 
 func (o *Outbox) post(ctx context.Context, d Delivery) (int, error) {
