@@ -40,10 +40,13 @@ type Cache[T any] struct {
 type cacheKey struct{ account, id string }
 
 // NewCache returns the cache of kind on s.
-func NewCache[T any](s *Store, kind string, codec CacheOpts[T]) *Cache[T] {
-	c := &Cache[T]{s: s, kind: kind, codec: codec, cur: map[cacheKey]*T{}, old: map[cacheKey]*T{}}
+func NewCache[T any](s *Store, kind string, opts CacheOpts[T]) *Cache[T] {
+	c := &Cache[T]{s: s, kind: kind, codec: opts, cur: map[cacheKey]*T{}, old: map[cacheKey]*T{}}
 	if !s.Shared() && s.opts.CacheSize > 0 {
 		c.max = s.opts.CacheSize
+		if opts.Size > 0 {
+			c.max = opts.Size
+		}
 	}
 	return c
 }

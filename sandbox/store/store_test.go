@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"remessa/internal/pgtest"
 )
 
 type doc struct {
@@ -20,16 +22,45 @@ type doc struct {
 	Cents int64  `json:"cents"`
 }
 
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// backend is one implementation of the store: newDB returns the path of a
+// fresh database (a SQLite file, or a PostgreSQL database on the test
+// binary's throw-away cluster). Every test below that takes a backend runs
+// against both: one suite, two implementations.
+type testBackend struct {
+	name  string
+	newDB func(t testing.TB) string
+}
+
+var backends = []testBackend{
+	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "s.db") }},
+	{"postgres", func(t testing.TB) string { return pgtest.DSN(t) }},
+}
+
+// forBackends runs f once per backend, as subtests named after it.
+func forBackends(t *testing.T, f func(t *testing.T, be testBackend)) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { f(t, be) })
+	}
+}
+
+func openT(t testing.TB, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestPutGetEachDelete(t *testing.T) {
-	for _, path := range []string{Memory, filepath.Join(t.TempDir(), "s.db")} {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			s, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+	for _, be := range append(backends, testBackend{"memory", func(testing.TB) string { return Memory }}) {
+		t.Run(be.name, func(t *testing.T) {
+			s := openT(t, be.newDB(t))
 			ctx := context.Background()
-			err = s.Tx(ctx, func(tx *Tx) error {
+			err := s.Tx(ctx, func(tx *Tx) error {
 				for _, k := range []struct{ acc, id string }{{"b", "2"}, {"a", "1"}, {"a", "3"}} {
 					if err := tx.Put("charge", k.acc, k.id, doc{Name: k.acc + k.id, Cents: 100}); err != nil {
 						return err
@@ -99,15 +130,13 @@ func TestPutGetEachDelete(t *testing.T) {
 	}
 }
 
-func TestTxRollsBackOnErrorAndPanic(t *testing.T) {
-	s, err := Open(Memory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestTxRollsBackOnErrorAndPanic(t *testing.T) { forBackends(t, testTxRollsBack) }
+
+func testTxRollsBack(t *testing.T, be testBackend) {
+	s := openT(t, be.newDB(t))
 	ctx := context.Background()
 	boom := errors.New("boom")
-	err = s.Tx(ctx, func(tx *Tx) error {
+	err := s.Tx(ctx, func(tx *Tx) error {
 		tx.Put("k", "a", "1", doc{})
 		tx.NextSeq("n")
 		return boom
@@ -136,12 +165,10 @@ func TestTxRollsBackOnErrorAndPanic(t *testing.T) {
 	}
 }
 
-func TestSequencesAreDenseUnderConcurrency(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestSequencesAreDenseUnderConcurrency(t *testing.T) { forBackends(t, testSequencesDense) }
+
+func testSequencesDense(t *testing.T, be testBackend) {
+	s := openT(t, be.newDB(t))
 	ctx := context.Background()
 	var mu sync.Mutex
 	got := map[int64]bool{}
@@ -186,8 +213,13 @@ func TestSequencesAreDenseUnderConcurrency(t *testing.T) {
 	}
 }
 
-func TestReopenKeepsData(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "nested", "dir", "s.db")
+func TestReopenKeepsData(t *testing.T) { forBackends(t, testReopenKeepsData) }
+
+func testReopenKeepsData(t *testing.T, be testBackend) {
+	path := be.newDB(t)
+	if be.name == "sqlite" {
+		path = filepath.Join(filepath.Dir(path), "nested", "dir", "s.db")
+	}
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +271,11 @@ func TestKillDashNineLosesNoAcknowledgedWrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a process")
 	}
-	path := filepath.Join(t.TempDir(), "kill.db")
+	forBackends(t, testKillDashNine)
+}
+
+func testKillDashNine(t *testing.T, be testBackend) {
+	path := be.newDB(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillDashNineLosesNoAcknowledgedWrite$")
 	cmd.Env = append(os.Environ(), "REMESSA_STORE_CHILD="+path)
 	out, err := cmd.StdoutPipe()
@@ -355,8 +391,8 @@ func BenchmarkGet(b *testing.B) {
 // A read through the store inside a write transaction must not wait for
 // the transaction (it sees the committed state), memory store included.
 func TestReadInsideTxDoesNotDeadlock(t *testing.T) {
-	for _, path := range []string{Memory, filepath.Join(t.TempDir(), "s.db")} {
-		s, err := Open(path)
+	for _, be := range append(backends, testBackend{"memory", func(testing.TB) string { return Memory }}) {
+		s, err := Open(be.newDB(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,9 +437,10 @@ func TestMemoryStoreLeavesNoFiles(t *testing.T) {
 }
 
 // A cancelled request context does not roll back a transaction.
-func TestTxIgnoresCancellation(t *testing.T) {
-	s, _ := Open(Memory)
-	defer s.Close()
+func TestTxIgnoresCancellation(t *testing.T) { forBackends(t, testTxIgnoresCancellation) }
+
+func testTxIgnoresCancellation(t *testing.T, be testBackend) {
+	s := openT(t, be.newDB(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	err := s.Tx(ctx, func(tx *Tx) error {
 		cancel()
