@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"remessa/api"
+	"remessa/internal/pgtest"
 	"remessa/sandbox"
 	_ "remessa/sandbox/pix"
 	"remessa/sandbox/store"
@@ -60,6 +62,11 @@ func start(tb testing.TB, cfg sandbox.Config) *env {
 	tb.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = sandbox.Memory
+		if os.Getenv("REMESSA_SANDBOX_TEST_PG") != "" {
+			// The module's whole suite over PostgreSQL:
+			// REMESSA_SANDBOX_TEST_PG=1 go test ./sandbox/pix/
+			cfg.DataDir, cfg.DB = "", pgtest.DSN(tb)
+		}
 	}
 	cfg.Logger = zerolog.Nop()
 	if cfg.Notify == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"remessa/api"
+	"remessa/internal/pgtest"
 	"remessa/sandbox"
 )
 
@@ -48,7 +49,7 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(scaleChildEnv); spec != "" {
 		os.Exit(scaleChild(spec))
 	}
-	os.Exit(testMain(m))
+	pgtest.Main(m)
 }
 
 func vmHWM() int {
