@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Aliases are look-up keys that lead to a document: a token, a payload
@@ -102,4 +103,33 @@ func (tx *Tx) GetAliases(kind, account string, keys []string) (map[string]Alias,
 		}
 	}
 	return out, nil
+}
+
+// AliasRow is one alias of PutAliases.
+type AliasRow struct{ Key, Owner, Ref string }
+
+// PutAliases writes (replaces) several aliases of (kind, account) in a few
+// statements.
+func (tx *Tx) PutAliases(kind, account string, rows []AliasRow) error {
+	const per = 100
+	for len(rows) > 0 {
+		part := rows[:min(len(rows), per)]
+		rows = rows[len(part):]
+		args := make([]any, 0, 5*len(part))
+		for _, r := range part {
+			args = append(args, kind, account, r.Key, r.Owner, r.Ref)
+		}
+		q := tx.s.be.rebind("INSERT INTO alias(kind, account, key, owner, ref) VALUES " + values(len(part), 5) +
+			" ON CONFLICT(kind, account, key) DO UPDATE SET owner = excluded.owner, ref = excluded.ref")
+		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+			return fmt.Errorf("store: put aliases %s/%s: %w", kind, account, err)
+		}
+	}
+	return nil
+}
+
+// values is "(?, ?), (?, ?)" for rows of cols placeholders.
+func values(rows, cols int) string {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
+	return strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ")
 }

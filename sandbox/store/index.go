@@ -20,7 +20,7 @@ type Index struct {
 	Owner          string // id of the document this row belongs to ("" on write = the row's own id)
 	N              int64  // order key: listings run by N, then id
 	S1, S2, S3, S4 string
-	I1, I2, I3     int64
+	I1, I2, I3, I4 int64
 }
 
 // PutIndex writes (replaces) the index row (kind, account, id).
@@ -28,7 +28,7 @@ func (tx *Tx) PutIndex(kind, account, id string, ix Index) error {
 	if ix.Owner == id || ix.Owner == "" {
 		ix.Owner = "" // stored empty: most rows are their own document's
 	}
-	err := tx.exec("putIdx", kind, account, id, ix.Owner, ix.N, ix.S1, ix.S2, ix.S3, ix.S4, ix.I1, ix.I2, ix.I3)
+	err := tx.exec("putIdx", kind, account, id, ix.Owner, ix.N, ix.S1, ix.S2, ix.S3, ix.S4, ix.I1, ix.I2, ix.I3, ix.I4)
 	if err != nil {
 		return fmt.Errorf("store: put index %s/%s/%s: %w", kind, account, id, err)
 	}
@@ -98,6 +98,38 @@ func querySig(q Query) string {
 	return b.String()
 }
 
+// IndexRow is one row of PutIndexes.
+type IndexRow struct {
+	ID string
+	Index
+}
+
+// PutIndexes writes (replaces) several index rows of (kind, account) in a
+// few statements.
+func (tx *Tx) PutIndexes(kind, account string, rows []IndexRow) error {
+	const per = 50
+	for len(rows) > 0 {
+		part := rows[:min(len(rows), per)]
+		rows = rows[len(part):]
+		args := make([]any, 0, 13*len(part))
+		for _, r := range part {
+			owner := r.Owner
+			if owner == r.ID {
+				owner = ""
+			}
+			args = append(args, kind, account, r.ID, owner, r.N, r.S1, r.S2, r.S3, r.S4, r.I1, r.I2, r.I3, r.I4)
+		}
+		q := tx.s.be.rebind("INSERT INTO idx(kind, account, id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4) VALUES " + values(len(part), 13) +
+			` ON CONFLICT(kind, account, id) DO UPDATE SET owner = excluded.owner, n = excluded.n, s1 = excluded.s1,
+			 s2 = excluded.s2, s3 = excluded.s3, s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3, i4 = excluded.i4`)
+		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+			return fmt.Errorf("store: put indexes %s/%s: %w", kind, account, err)
+		}
+	}
+	tx.touch(kind, account)
+	return nil
+}
+
 // DeleteIndex removes the index row (kind, account, id), if any.
 func (tx *Tx) DeleteIndex(kind, account, id string) error {
 	if err := tx.exec("delIdx", kind, account, id); err != nil {
@@ -119,7 +151,7 @@ func (s *Store) GetIndex(ctx context.Context, kind, account, id string) (Index, 
 
 func scanIndex(row *sql.Row, kind, account, id string) (Index, bool, error) {
 	var ix Index
-	err := row.Scan(&ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3)
+	err := row.Scan(&ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3, &ix.I4)
 	if ix.Owner == "" {
 		ix.Owner = id
 	}
@@ -145,9 +177,10 @@ const (
 	ColI1 Col = "i1"
 	ColI2 Col = "i2"
 	ColI3 Col = "i3"
+	ColI4 Col = "i4"
 )
 
-var validCols = map[Col]bool{ColN: true, ColS1: true, ColS2: true, ColS3: true, ColS4: true, ColI1: true, ColI2: true, ColI3: true}
+var validCols = map[Col]bool{ColN: true, ColS1: true, ColS2: true, ColS3: true, ColS4: true, ColI1: true, ColI2: true, ColI3: true, ColI4: true}
 
 // Cond is one condition of a Query: Col = Eq, or Lo <= Col <= Hi when
 // Range is set (integer columns).
@@ -285,7 +318,7 @@ func (s *Store) find(ctx context.Context, query func(context.Context, string, ..
 		w += " AND (n > ? OR id >= ?)" // n >= after.n is among the conditions
 		args = append(args, q.after.n, q.after.id)
 	}
-	sqlq := "SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3" + w + " ORDER BY n, id"
+	sqlq := "SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4" + w + " ORDER BY n, id"
 	if q.Limit > 0 {
 		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
 	}
@@ -306,7 +339,7 @@ func (s *Store) find(ctx context.Context, query func(context.Context, string, ..
 	for rows.Next() {
 		var id string
 		var ix Index
-		if err := rows.Scan(&id, &ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3); err != nil {
+		if err := rows.Scan(&id, &ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3, &ix.I4); err != nil {
 			return fmt.Errorf("store: find %s: %w", q.Kind, err)
 		}
 		if ix.Owner == "" {
@@ -340,7 +373,7 @@ func (tx *Tx) GetIndexes(kind, account string, ids []string) (map[string]Index, 
 		for _, id := range part {
 			args = append(args, id)
 		}
-		q := tx.s.be.rebind("SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3 FROM idx WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
+		q := tx.s.be.rebind("SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4 FROM idx WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
 		rows, err := tx.tx.QueryContext(tx.ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: get indexes %s/%s: %w", kind, account, err)
@@ -348,7 +381,7 @@ func (tx *Tx) GetIndexes(kind, account string, ids []string) (map[string]Index, 
 		for rows.Next() {
 			var id string
 			var ix Index
-			if err := rows.Scan(&id, &ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3); err != nil {
+			if err := rows.Scan(&id, &ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3, &ix.I4); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("store: get indexes %s/%s: %w", kind, account, err)
 			}

@@ -224,10 +224,10 @@ var queries = map[string]string{
 	"each":   `SELECT account, id, json FROM doc WHERE kind = ? ORDER BY account, id`,
 	"eachIn": `SELECT account, id, json FROM doc WHERE kind = ? AND account = ? ORDER BY id`,
 	"seq":    `SELECT value FROM seq WHERE name = ?`,
-	"putIdx": `INSERT INTO idx(kind, account, id, owner, n, s1, s2, s3, s4, i1, i2, i3) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	"putIdx": `INSERT INTO idx(kind, account, id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		 ON CONFLICT(kind, account, id) DO UPDATE SET owner = excluded.owner, n = excluded.n, s1 = excluded.s1,
-		 s2 = excluded.s2, s3 = excluded.s3, s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3`,
-	"getIdx": `SELECT owner, n, s1, s2, s3, s4, i1, i2, i3 FROM idx WHERE kind = ? AND account = ? AND id = ?`,
+		 s2 = excluded.s2, s3 = excluded.s3, s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3, i4 = excluded.i4`,
+	"getIdx": `SELECT owner, n, s1, s2, s3, s4, i1, i2, i3, i4 FROM idx WHERE kind = ? AND account = ? AND id = ?`,
 	"delIdx": `DELETE FROM idx WHERE kind = ? AND account = ? AND id = ?`,
 	"putAlias": `INSERT INTO alias(kind, account, key, owner, ref) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT(kind, account, key) DO UPDATE SET owner = excluded.owner, ref = excluded.ref`,
@@ -586,7 +586,7 @@ CREATE TABLE IF NOT EXISTS idx (
 	owner   TEXT NOT NULL,
 	n       INTEGER NOT NULL,
 	s1 TEXT NOT NULL, s2 TEXT NOT NULL, s3 TEXT NOT NULL, s4 TEXT NOT NULL,
-	i1 INTEGER NOT NULL, i2 INTEGER NOT NULL, i3 INTEGER NOT NULL,
+	i1 INTEGER NOT NULL, i2 INTEGER NOT NULL, i3 INTEGER NOT NULL, i4 INTEGER NOT NULL,
 	PRIMARY KEY (kind, account, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id, s1, s2, s3, s4);
@@ -703,7 +703,7 @@ var pgSchema = []string{
 		owner   TEXT NOT NULL,
 		n       BIGINT NOT NULL,
 		s1 TEXT NOT NULL, s2 TEXT NOT NULL, s3 TEXT NOT NULL, s4 TEXT NOT NULL,
-		i1 BIGINT NOT NULL, i2 BIGINT NOT NULL, i3 BIGINT NOT NULL,
+		i1 BIGINT NOT NULL, i2 BIGINT NOT NULL, i3 BIGINT NOT NULL, i4 BIGINT NOT NULL,
 		PRIMARY KEY (kind, account, id))`,
 	`CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id)`,
 	`CREATE TABLE IF NOT EXISTS alias (
