@@ -32,6 +32,7 @@ import (
 const (
 	metaDict = "journal.dict"
 	fmtLZ    = 0x01
+	fmtLZHex = 0x03 // fmtLZ of the value with its runs of hex digits packed (hex.go)
 	maxDicts = 4
 )
 
@@ -169,7 +170,11 @@ func (c *codec) encode(base, v []byte) []byte {
 	*t = d.t
 	start := len(d.b) + len(base)
 	t.index(buf, max(0, len(d.b)-lzMinMatch+1), start)
-	out := binary.AppendUvarint(append(make([]byte, 0, 16+len(v)/3), fmtLZ), uint64(n))
+	format := byte(fmtLZ)
+	if p, ok := packHex(buf[:start], v); ok {
+		buf, format = p, fmtLZHex
+	}
+	out := binary.AppendUvarint(append(make([]byte, 0, 16+len(v)/3), format), uint64(n))
 	out = lzEncode(out, buf, start, t)
 	tables.Put(t)
 	return out
@@ -180,7 +185,7 @@ var errNoDict = errors.New("valor comprimido com um dicionário que o diário n�
 // decode returns the value v stores, compressed against a dictionary and
 // base or (a journal written before) as it is.
 func (c *codec) decode(base, v []byte) ([]byte, error) {
-	if len(v) == 0 || v[0] != fmtLZ {
+	if len(v) == 0 || v[0] != fmtLZ && v[0] != fmtLZHex {
 		return v, nil
 	}
 	num, k := binary.Uvarint(v[1:])
@@ -196,6 +201,9 @@ func (c *codec) decode(base, v []byte) ([]byte, error) {
 	buf, err := lzDecode(append(append(buf, d...), base...), v[1+k:])
 	if err != nil {
 		return nil, err
+	}
+	if v[0] == fmtLZHex {
+		return unpackHex(buf[n:])
 	}
 	return append([]byte(nil), buf[n:]...), nil
 }

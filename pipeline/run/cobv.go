@@ -95,6 +95,9 @@ func (e *executor) runCobv(ctx context.Context) error {
 	defer lpool.StopAndWait()
 	g := bpool.NewGroup()
 	for i, b := range batches {
+		if !e.unit.hasBatch(b.Num) {
+			continue
+		}
 		if b.State == journal.BatchDone {
 			e.prog.batchDone()
 			continue

@@ -75,11 +75,18 @@ type executor struct {
 	// runStart is when the run began (not this resume): charges created
 	// before it are not this run's
 	runStart time.Time
+	// unit limits the executor to one unit of the run's work (nil: all)
+	unit *unitScope
 }
 
 // execute connects to the service and drives every unfinished row of the
 // journal to its end (or until a stop), then writes the results.
 func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, warnings []string) (*Outcome, error) {
+	return executeWith(ctx, j, dir, opts, warnings, (*executor).drive)
+}
+
+// executeWith is execute with drive doing the calls once connected.
+func executeWith(ctx context.Context, j *journal.Journal, dir string, opts Options, warnings []string, drive func(*executor, context.Context)) (*Outcome, error) {
 	unlock, err := lockRun(dir)
 	if err != nil {
 		return nil, err
@@ -147,20 +154,8 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 				case <-finished:
 				}
 			}()
-			switch m.Kind {
-			case results.Cobv:
-				err = e.runCobv(callCtx)
-			default:
-				err = e.runPosts(callCtx)
-			}
+			drive(e, callCtx)
 			close(finished)
-			if err != nil {
-				var se *StopError
-				if !errors.As(err, &se) {
-					se = &StopError{Reason: "falha inesperada", Err: err}
-				}
-				e.stop.CompareAndSwap(nil, se)
-			}
 		}
 	}
 	if err := e.w.close(); err != nil {
@@ -183,6 +178,87 @@ func execute(ctx context.Context, j *journal.Journal, dir string, opts Options, 
 		return out, fmt.Errorf("relatórios: %w", err)
 	}
 	return out, nil
+}
+
+// drive makes the calls of the run, or of its unit e.unit, and records
+// why it stopped when it did.
+func (e *executor) drive(ctx context.Context) {
+	var err error
+	switch e.m.Kind {
+	case results.Cobv:
+		err = e.runCobv(ctx)
+	default:
+		err = e.runPosts(ctx)
+	}
+	if err != nil {
+		var se *StopError
+		if !errors.As(err, &se) {
+			se = &StopError{Reason: "falha inesperada", Err: err}
+		}
+		e.stop.CompareAndSwap(nil, se)
+	}
+}
+
+// unitScope is one unit of a run's work: a cobv batch (batch, 1-based;
+// the split configurations it needs first), or the carnet or slip rows
+// with an index in [first, end). An executor limited to one (e.unit)
+// reads what it needs from the journal and nothing else of the run, so
+// the units of a run can be done one at a time, in any order, by
+// different processes sharing the journal (workUnits lists them).
+type unitScope struct{ batch, first, end int }
+
+// hasBatch says whether batch num is part of the unit (any batch without
+// a unit).
+func (u *unitScope) hasBatch(num int) bool { return u == nil || u.batch == num }
+
+// narrow limits p to the unit's rows.
+func (u *unitScope) narrow(p journal.Page) journal.Page {
+	if u == nil || u.batch > 0 {
+		return p
+	}
+	p.After = max(p.After, u.first-1)
+	if p.Before <= 0 || u.end < p.Before {
+		p.Before = u.end
+	}
+	return p
+}
+
+// postUnitRows is how many carnet or slip rows (by index) one unit holds.
+const postUnitRows = 500
+
+// workUnits lists the units of the run in j: its cobv batches, or its
+// rows by postUnitRows.
+func workUnits(ctx context.Context, j *journal.Journal, kind results.Kind) ([]unitScope, error) {
+	var out []unitScope
+	if kind == results.Cobv {
+		bs, err := j.Batches(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs {
+			out = append(out, unitScope{batch: b.Num})
+		}
+		return out, nil
+	}
+	counts, err := j.StateCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	for first := 0; first < n; first += postUnitRows {
+		out = append(out, unitScope{first: first, end: min(first+postUnitRows, n)})
+	}
+	return out, nil
+}
+
+// forUnit is an executor of unit u alone, sharing e's journal, writer,
+// service and progress; its stop is its own.
+func (e *executor) forUnit(u *unitScope) *executor {
+	return &executor{j: e.j, w: e.w, svc: e.svc, m: e.m, opts: e.opts, log: e.log, prog: e.prog, crash: e.crash, counts: e.counts,
+		quota: e.quota, used: map[string]int{}, window: e.window, runStart: e.runStart, unit: u}
 }
 
 func (e *executor) connect(ctx context.Context) (*Service, error) {
@@ -227,6 +303,7 @@ func decodeRow(r journal.Row, what int) (*jrow, error) {
 	if r.Res != nil {
 		var res results.Row
 		if err := json.Unmarshal(r.Res, &res); err == nil {
+			withBarcodes(&res)
 			jr.res = &res
 		}
 	}
@@ -521,7 +598,7 @@ func (e *executor) runPosts(ctx context.Context) error {
 	// them are in flight or queued: memory follows the concurrency, not
 	// the rows
 	window := make(chan struct{}, max(2*pageRows, 8*n))
-	err := e.eachPage(ctx, journal.Page{After: -1, Not: []string{journal.RowRefused, journal.RowIssued, journal.RowDenied}}, decodeAll,
+	err := e.eachPage(ctx, e.unit.narrow(journal.Page{After: -1, Not: []string{journal.RowRefused, journal.RowIssued, journal.RowDenied}}), decodeAll,
 		func(rows []*jrow) (bool, error) {
 			for _, r := range rows {
 				if e.stopping() {
@@ -612,7 +689,7 @@ func (e *executor) postRow(ctx context.Context, r *jrow) error {
 				// created, but the answer is unreadable: find it by custom_id
 				callErr = fmt.Errorf("%w: resposta ilegível: %v", api.ErrAmbiguous, perr)
 			} else {
-				b, _ := json.Marshal(res)
+				b := storedRes(res)
 				e.endAsync(seq, func(tx *journal.Tx) error { return tx.SetRow(r.idx, journal.RowIssued, b) })
 				r.state, r.res = journal.RowIssued, res
 				return nil
@@ -662,7 +739,7 @@ func (e *executor) postRow(ctx context.Context, r *jrow) error {
 }
 
 func (e *executor) endRow(ctx context.Context, seq int64, callErr error, r *jrow, state string, res *results.Row) error {
-	b, _ := json.Marshal(res)
+	b := storedRes(res)
 	err := e.end(ctx, seq, callErr, func(tx *journal.Tx) error { return tx.SetRow(r.idx, state, b) })
 	if err == nil {
 		r.state, r.res = state, res
@@ -673,7 +750,7 @@ func (e *executor) endRow(ctx context.Context, seq int64, callErr error, r *jrow
 func (e *executor) setRow(ctx context.Context, r *jrow, state string, res *results.Row) error {
 	var b []byte
 	if res != nil {
-		b, _ = json.Marshal(res)
+		b = storedRes(res)
 	}
 	err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error { return tx.SetRow(r.idx, state, b) })
 	if err == nil {
@@ -953,6 +1030,48 @@ func (e *executor) parsePost(r *jrow, body []byte) (*results.Row, error) {
 		res.DueDate = b.ExpireAt
 	}
 	return &res, nil
+}
+
+// storedRes is a result as the journal keeps it: without the barcodes,
+// which are derived from the typed lines (parsePost does, and
+// withBarcodes does again when the result is read): 44 digits a slip or
+// a parcel that need not be stored. A barcode that is not the one its
+// typed line gives is kept.
+func storedRes(res *results.Row) []byte {
+	derived := func(typed, bar string) bool {
+		b, err := rules.BarcodeFromTypedLine(typed)
+		return bar == "" || err == nil && b == bar
+	}
+	c := *res
+	if c.Barcode != "" && derived(c.TypedLine, c.Barcode) {
+		c.Barcode = ""
+	}
+	if len(c.Parcels) > 0 {
+		c.Parcels = append([]results.Parcel(nil), c.Parcels...)
+		for i := range c.Parcels {
+			if p := &c.Parcels[i]; p.Barcode != "" && derived(p.TypedLine, p.Barcode) {
+				p.Barcode = ""
+			}
+		}
+	}
+	b, _ := json.Marshal(&c)
+	return b
+}
+
+// withBarcodes puts back the barcodes storedRes left out.
+func withBarcodes(res *results.Row) {
+	if res.Barcode == "" && res.TypedLine != "" {
+		if b, err := rules.BarcodeFromTypedLine(res.TypedLine); err == nil {
+			res.Barcode = b
+		}
+	}
+	for i := range res.Parcels {
+		if p := &res.Parcels[i]; p.Barcode == "" && p.TypedLine != "" {
+			if b, err := rules.BarcodeFromTypedLine(p.TypedLine); err == nil {
+				p.Barcode = b
+			}
+		}
+	}
 }
 
 // answerData decodes the "data" member of an answer in one pass (the

@@ -12,6 +12,7 @@ import (
 
 	"remessa/pipeline"
 	"remessa/pipeline/journal"
+	"remessa/pipeline/results"
 )
 
 func TestRouteOf(t *testing.T) {
@@ -156,5 +157,33 @@ func TestLoteBody(t *testing.T) {
 		if got := loteBody(desc, rows); string(got) != string(want) {
 			t.Fatalf("desc %q:\n got %s\nwant %s", desc, got, want)
 		}
+	}
+}
+
+// TestStoredResBarcodes: the journal keeps a result without the barcodes
+// its typed lines give, and reading it puts them back; a barcode that is
+// not its typed line's is kept as it is.
+func TestStoredResBarcodes(t *testing.T) {
+	const typed, bar = "36490.00001 00000.000000 00010.002889 8 16600000001685", "36498166000000016850000000000000000001000288"
+	res := &results.Row{Index: 3, TypedLine: typed, Barcode: bar, Parcels: []results.Parcel{
+		{Number: 1, TypedLine: typed, Barcode: bar},
+		{Number: 2, TypedLine: typed, Barcode: "99999999999999999999999999999999999999999999"},
+		{Number: 3},
+	}}
+	b := storedRes(res)
+	if strings.Contains(string(b), bar) || !strings.Contains(string(b), "9999999999") {
+		t.Fatalf("stored %s", b)
+	}
+	if res.Barcode != bar || res.Parcels[0].Barcode != bar {
+		t.Fatal("storedRes changed the result it was given")
+	}
+	jr, err := decodeRow(journal.Row{Index: 3, State: journal.RowIssued, Info: []byte(`{}`), Res: b}, decodeResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(jr.res)
+	want, _ := json.Marshal(res)
+	if string(got) != string(want) {
+		t.Fatalf("read back\n%s\nwant\n%s", got, want)
 	}
 }
