@@ -248,7 +248,7 @@ func TestTokenizationErrors(t *testing.T) {
 		t.Fatalf("garbage: %d %v", resp.StatusCode, resp.Header)
 	}
 	// The public key is stable per account.
-	k1 := e.mod.keys[e.creds.AccountID].pubPEM
+	k1 := e.mod.pubKey(e.creds.AccountID)
 	if !strings.HasPrefix(k1, "-----BEGIN PUBLIC KEY-----") {
 		t.Fatalf("key %q", k1)
 	}

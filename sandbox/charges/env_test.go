@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"remessa/api"
+	"remessa/internal/pgtest"
 	"remessa/sandbox/auth"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/httpx"
@@ -68,10 +70,17 @@ const (
 	testSecret   = "Client_Secret_charges_test"
 )
 
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
 func newEnv(t testing.TB, path string) *env {
 	t.Helper()
 	if path == "" {
 		path = store.Memory
+		if os.Getenv("REMESSA_SANDBOX_TEST_PG") != "" {
+			// The module's suite over PostgreSQL:
+			// REMESSA_SANDBOX_TEST_PG=1 go test ./sandbox/charges/
+			path = pgtest.DSN(t)
+		}
 	}
 	st, err := store.Open(path)
 	if err != nil {

@@ -316,20 +316,14 @@ func (m *Module) slipView(c *Charge, cn *Carnet, today time.Time) SlipView {
 // document token is token (the {token} of /v1/documents/charge/{token}/...).
 func (m *Module) ChargeDocument(token string) (SlipView, bool) {
 	today := rules.Today(m.now())
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	r, ok := m.docs[token]
-	if !ok || r.chargeID == 0 {
+	ctx := context.Background()
+	account, chargeID, _, ok, err := m.tokenRef(ctx, aliasDoc, token)
+	if err != nil || !ok || chargeID == 0 {
 		return SlipView{}, false
 	}
-	a := m.accounts[r.account]
-	c := a.charges[r.chargeID]
-	if c == nil {
+	c, cn, err := m.readCharge(ctx, nil, account, chargeID)
+	if err != nil || c == nil {
 		return SlipView{}, false
-	}
-	var cn *Carnet
-	if c.CarnetID != 0 {
-		cn = a.carnets[c.CarnetID]
 	}
 	return m.slipView(c, cn, today), true
 }
@@ -348,14 +342,13 @@ func (m *Module) LinkDocument(token string) (SlipView, bool) {
 // token is token (the {token} of /v1/documents/carnet/{token}/...).
 func (m *Module) CarnetDocument(token string) (CarnetView, bool) {
 	today := rules.Today(m.now())
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	r, ok := m.docs[token]
-	if !ok || r.chargeID != 0 {
+	ctx := context.Background()
+	account, _, carnetID, ok, err := m.tokenRef(ctx, aliasDoc, token)
+	if err != nil || !ok || carnetID == 0 {
 		return CarnetView{}, false
 	}
-	cn := m.accounts[r.account].carnets[r.carnetID]
-	if cn == nil {
+	cn, err := m.carnets.Get(ctx, account, idKey(carnetID))
+	if err != nil || cn == nil {
 		return CarnetView{}, false
 	}
 	v := CarnetView{Account: cn.Account, CarnetID: cn.ID, CustomID: strOr(cn.CustomID), Beneficiary: m.beneficiary(cn.Account),
@@ -369,11 +362,13 @@ func (m *Module) CarnetDocument(token string) (CarnetView, bool) {
 // ChargeAccount tells which account owns charge id (for control routes
 // that receive only an id); false when no account has it.
 func (m *Module) ChargeAccount(id int64) (string, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	for acc, a := range m.accounts {
-		if a.charges[id] != nil {
-			return acc, true
+	if m.d.Auth == nil {
+		return "", false
+	}
+	ctx := context.Background()
+	for _, a := range m.d.Auth.Accounts() {
+		if c, _, err := m.readCharge(ctx, nil, a.ID, id); err == nil && c != nil {
+			return a.ID, true
 		}
 	}
 	return "", false

@@ -1,6 +1,7 @@
 package charges
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -135,11 +136,20 @@ func (m *Module) buildCarnet(req *carnetReq, p *auth.Principal, base string) (*C
 			return nil, invalid("/conditional_discount/until_date", "until_date deve ser igual ou anterior ao vencimento da primeira parcela %s", first.Format(dateLayout))
 		}
 	}
-	cn := &Carnet{ID: m.nextCarnet.Add(1), Account: p.AccountID, Repeats: n, SplitItems: split, CustomID: cid,
+	cnID, err := m.ids.take(context.Background(), &m.ids.carnet, 1)
+	if err != nil {
+		m.log.Error().Err(err).Msg("charges: carnet id")
+		return nil, errInternal
+	}
+	id0, err := m.ids.take(context.Background(), &m.ids.charge, n)
+	if err != nil {
+		m.log.Error().Err(err).Msg("charges: charge ids")
+		return nil, errInternal
+	}
+	cn := &Carnet{ID: cnID, Account: p.AccountID, Repeats: n, SplitItems: split, CustomID: cid,
 		NotificationURL: nurl, Items: items, Customer: cust, ExpireAt: first.Format(dateLayout), Configurations: conf,
 		Message: msg, Discount: disc, ConditionalDiscount: cond, CreatedAt: now,
 		NotifToken: notificationToken(), DocToken: randomHex(16)}
-	id0 := m.allocCharges(n)
 	for i := 0; i < n; i++ {
 		due := rules.AddMonthsClamped(first, i)
 		id := id0 + int64(i)

@@ -132,9 +132,10 @@ func decodeOptional(r *http.Request, v any) *Error {
 	return nil
 }
 
-// newCharge builds a charge in status new (not yet stored).
-func (m *Module) newCharge(u *update, account string, items []Item, ships []Shipping, customID, notifURL *string) *Charge {
-	c := &Charge{ID: m.allocCharges(1), Account: account, Total: itemsTotal(items, ships), CustomID: customID,
+// newCharge builds a charge in status new (not yet stored); id from
+// m.newChargeID.
+func (m *Module) newCharge(u *update, id int64, account string, items []Item, ships []Shipping, customID, notifURL *string) *Charge {
+	c := &Charge{ID: id, Account: account, Total: itemsTotal(items, ships), CustomID: customID,
 		NotificationURL: notifURL, Items: items, Shippings: ships, CreatedAt: u.now,
 		NotifToken: notificationToken(), DocToken: randomHex(16)}
 	u.charge = c
@@ -142,37 +143,51 @@ func (m *Module) newCharge(u *update, account string, items []Item, ships []Ship
 	return c
 }
 
-// commitNew stores a new charge or carnet; fn (may be nil) runs under the
-// module lock before the write (card token checks).
+// newChargeID reserves a charge id.
+func (m *Module) newChargeID(ctx context.Context) (int64, *Error) {
+	id, err := m.ids.take(ctx, &m.ids.charge, 1)
+	if err != nil {
+		m.log.Error().Err(err).Msg("charges: charge id")
+		return 0, errInternal
+	}
+	return id, nil
+}
+
+// commitNew stores a new charge or carnet; fn (may be nil) runs inside the
+// write transaction before the write (card token checks).
 func (m *Module) commitNew(ctx context.Context, u *update, fn func() *Error) *Error {
 	if fn == nil {
-		// Nobody else sees the new owner yet: encode it before taking the
-		// locks, which then cover only the write.
+		// Nobody else sees the new owner yet: encode it before the
+		// transaction, which then only writes.
 		u.encodeOwner()
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if fn != nil {
-		if e := fn(); e != nil {
-			return e
-		}
-	}
+	u.created = true
+	var refusal *Error
 	err := m.d.Store.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.SetSeq(seqCharge, m.nextCharge.Load()); err != nil {
+		u.tx = tx
+		if fn != nil {
+			if e := fn(); e != nil {
+				refusal = e
+				return errRefused
+			}
+		}
+		if err := tx.SetSeq(seqCharge, m.ids.high(&m.ids.charge)); err != nil {
 			return err
 		}
 		if u.carnet != nil {
-			if err := tx.SetSeq(seqCarnet, m.nextCarnet.Load()); err != nil {
+			if err := tx.SetSeq(seqCarnet, m.ids.high(&m.ids.carnet)); err != nil {
 				return err
 			}
 		}
 		return m.persist(ctx, tx, u)
 	})
+	if refusal != nil {
+		return refusal
+	}
 	if err != nil {
 		m.log.Error().Err(err).Msg("persist new charge")
 		return errInternal
 	}
-	m.swap(u)
 	return nil
 }
 
@@ -209,7 +224,11 @@ func (m *Module) hCreate(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return e
 	}
 	u := &update{now: m.now()}
-	c := m.newCharge(u, p.AccountID, items, ships, cid, nurl)
+	id, e := m.newChargeID(r.Context())
+	if e != nil {
+		return e
+	}
+	c := m.newCharge(u, id, p.AccountID, items, ships, cid, nurl)
 	if e := m.commitNew(r.Context(), u, nil); e != nil {
 		return e
 	}
@@ -404,7 +423,7 @@ func (m *Module) attachCard(u *update, c *Charge, in *cardInput, p string) *Erro
 	if e := minTotal(total); e != nil {
 		return e
 	}
-	tok, e := m.takeToken(c.Account, in.token)
+	tok, e := m.takeToken(u, c.Account, in.token)
 	if e != nil {
 		return e
 	}
@@ -446,7 +465,11 @@ func (m *Module) hOneStep(w http.ResponseWriter, r *http.Request, p *auth.Princi
 			return e
 		}
 	}
-	c := m.newCharge(u, p.AccountID, items, ships, cid, nurl)
+	id, e := m.newChargeID(r.Context())
+	if e != nil {
+		return e
+	}
+	c := m.newCharge(u, id, p.AccountID, items, ships, cid, nurl)
 	var fn func() *Error
 	if card != nil {
 		fn = func() *Error { return m.attachCard(u, c, card, "/payment/credit_card") }
@@ -549,10 +572,7 @@ func (m *Module) hGet(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 	if e != nil {
 		return e
 	}
-	m.mu.RLock()
-	v := chargeView(c, cn, m.base(r))
-	m.mu.RUnlock()
-	httpx.V1Data(w, v)
+	httpx.V1Data(w, chargeView(c, cn, m.base(r)))
 	return nil
 }
 
@@ -798,30 +818,28 @@ func (m *Module) hInstallments(w http.ResponseWriter, r *http.Request, p *auth.P
 
 func (m *Module) hNotification(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
 	tok := r.PathValue("token")
-	m.mu.RLock()
-	ref, ok := m.notif[tok]
-	m.mu.RUnlock()
-	if !ok || ref.account != p.AccountID {
+	account, chargeID, carnetID, ok, err := m.tokenRef(r.Context(), aliasNotif, tok)
+	if err != nil {
+		m.log.Error().Err(err).Msg("charges: notification token")
+		return errInternal
+	}
+	if !ok || account != p.AccountID {
 		return notFound("token", "Token de notificação inexistente")
 	}
 	// Apply due transitions first so the list is current.
 	var changes []Change
-	if ref.carnetID != 0 {
-		cn, e := m.getCarnet(r.Context(), p.AccountID, ref.carnetID)
+	if carnetID != 0 {
+		cn, e := m.getCarnet(r.Context(), p.AccountID, carnetID)
 		if e != nil {
 			return e
 		}
-		m.mu.RLock()
 		changes = append(changes, cn.Changes...)
-		m.mu.RUnlock()
 	} else {
-		c, _, e := m.getCharge(r.Context(), p.AccountID, ref.chargeID)
+		c, _, e := m.getCharge(r.Context(), p.AccountID, chargeID)
 		if e != nil {
 			return e
 		}
-		m.mu.RLock()
 		changes = append(changes, c.Changes...)
-		m.mu.RUnlock()
 	}
 	if changes == nil {
 		changes = []Change{}

@@ -126,7 +126,11 @@ func (m *Module) hOneStepLink(w http.ResponseWriter, r *http.Request, p *auth.Pr
 		return required("/settings")
 	}
 	u := &update{now: m.now()}
-	c := m.newCharge(u, p.AccountID, items, ships, cid, nurl)
+	id, e := m.newChargeID(r.Context())
+	if e != nil {
+		return e
+	}
+	c := m.newCharge(u, id, p.AccountID, items, ships, cid, nurl)
 	if e := applyLink(u, c, req.Settings, "/settings", true); e != nil {
 		return e
 	}

@@ -1,6 +1,7 @@
 package charges
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
 
@@ -20,4 +21,13 @@ func TestInternalErrorSameAsCore(t *testing.T) {
 	if mod.Body.String() != want || core.Body.String() != want {
 		t.Fatalf("module %q\ncore   %q\nwant   %q", mod.Body, core.Body, want)
 	}
+}
+
+// pubKey is the account's tokenization public key as stored (tests).
+func (m *Module) pubKey(account string) string {
+	k, err := m.keys.Get(context.Background(), account, "rsa")
+	if err != nil || k == nil {
+		return ""
+	}
+	return k.pubPEM
 }

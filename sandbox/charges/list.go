@@ -1,15 +1,15 @@
 package charges
 
 import (
-	"context"
 	"net/http"
-	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"remessa/rules"
 	"remessa/sandbox/auth"
 	"remessa/sandbox/httpx"
+	"remessa/sandbox/store"
 )
 
 type listCustomer struct {
@@ -274,74 +274,95 @@ func listView(c *Charge, cn *Carnet, base string) listItem {
 	return it
 }
 
-// refreshAccount applies due time-based transitions to one account.
-func (m *Module) refreshAccount(ctx context.Context, account string) *Error {
-	today := rules.Today(m.now())
-	var charges, carnets []int64
-	m.mu.RLock()
-	if a := m.accounts[account]; a != nil {
-		for id, c := range a.charges {
-			if needsRefresh(c, today) {
-				if c.CarnetID != 0 {
-					carnets = append(carnets, c.CarnetID)
-				} else {
-					charges = append(charges, id)
-				}
-			}
-		}
-	}
-	m.mu.RUnlock()
-	for _, id := range charges {
-		if _, e := m.mutateCharge(ctx, account, id, func(*update, *Charge) *Error { return nil }); e != nil {
-			return e
-		}
-	}
-	done := map[int64]bool{}
-	for _, id := range carnets {
-		if done[id] {
-			continue
-		}
-		done[id] = true
-		if _, e := m.mutateCarnet(ctx, account, id, func(*update, *Carnet) *Error { return nil }); e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
 func (m *Module) hList(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {
 	f, e := parseListQuery(r)
 	if e != nil {
 		return e
 	}
-	if e := m.refreshAccount(r.Context(), p.AccountID); e != nil {
+	ctx := r.Context()
+	if e := m.refreshAccount(ctx, p.AccountID); e != nil {
 		return e
 	}
 	base := m.base(r)
-	type hit struct {
-		c  *Charge
-		cn *Carnet
-	}
-	var hits []hit
-	m.mu.RLock()
-	if a := m.accounts[p.AccountID]; a != nil {
-		for _, c := range a.charges {
-			var cn *Carnet
-			if c.CarnetID != 0 {
-				cn = a.carnets[c.CarnetID]
-			}
-			if f.match(c, cn) {
-				hits = append(hits, hit{c, cn})
-			}
-		}
-	}
-	m.mu.RUnlock()
-	sort.Slice(hits, func(i, j int) bool { return hits[i].c.ID < hits[j].c.ID })
 	off := (f.page - 1) * f.limit
 	body := listBody{Code: 200, Data: []listItem{}, Params: listParams{BeginDate: f.begin.Format(dateLayout),
-		EndDate: f.end.Format(dateLayout), Pagination: listPagination{Limit: f.limit, Offset: off, Page: f.page, Total: len(hits)}}}
-	for i := off; i < len(hits) && i < off+f.limit; i++ {
-		body.Data = append(body.Data, listView(hits[i].c, hits[i].cn, base))
+		EndDate: f.end.Format(dateLayout), Pagination: listPagination{Limit: f.limit, Offset: off, Page: f.page}}}
+	if f.chargeType == "subscription" {
+		httpx.WriteJSON(w, http.StatusOK, body)
+		return nil
+	}
+	// The filters are index columns: the count and the page come from the
+	// index, and only the page's charges are read.
+	q := store.Query{Kind: idxList, Account: p.AccountID, Where: []store.Cond{store.Eq(store.ColS1, f.chargeType)}}
+	if f.status != "" {
+		q.Where = append(q.Where, store.Eq(store.ColS2, f.status))
+	}
+	if f.customID != "" {
+		q.Where = append(q.Where, store.Eq(store.ColS3, f.customID))
+	}
+	if f.document != "" {
+		q.Where = append(q.Where, store.Eq(store.ColS4, f.document))
+	}
+	if f.hasValue {
+		q.Where = append(q.Where, store.Eq(store.ColI4, f.value))
+	}
+	col := map[string]store.Col{"creation": store.ColI1, "payment": store.ColI2, "expired": store.ColI3}[f.dateOf]
+	q.Where = append(q.Where, store.Between(col, dayOf(f.begin.Format(dateLayout)), dayOf(f.end.Format(dateLayout))))
+	n, err := m.d.Store.Count(ctx, q)
+	if err != nil {
+		m.log.Error().Err(err).Msg("charges: count list")
+		return errInternal
+	}
+	body.Params.Pagination.Total = n
+	if off < n {
+		q.Offset, q.Limit = off, f.limit
+		type hit struct {
+			id, carnet int64
+		}
+		var hits []hit
+		err := m.d.Store.Find(ctx, q, func(id string, ix store.Index) error {
+			h := hit{id: ix.N}
+			if strings.HasPrefix(ix.Owner, "n") {
+				h.carnet, _ = strconv.ParseInt(ix.Owner[1:], 10, 64)
+			}
+			hits = append(hits, h)
+			return nil
+		})
+		if err != nil {
+			m.log.Error().Err(err).Msg("charges: list")
+			return errInternal
+		}
+		var standalone, carnets []string
+		for _, h := range hits {
+			if h.carnet != 0 {
+				carnets = append(carnets, idKey(h.carnet))
+			} else {
+				standalone = append(standalone, idKey(h.id))
+			}
+		}
+		cs, err := m.charges.GetMany(ctx, p.AccountID, standalone)
+		if err != nil {
+			return errInternal
+		}
+		cns, err := m.carnets.GetMany(ctx, p.AccountID, carnets)
+		if err != nil {
+			return errInternal
+		}
+		for _, h := range hits {
+			if h.carnet != 0 {
+				cn := cns[idKey(h.carnet)]
+				if cn == nil {
+					continue
+				}
+				for _, pc := range cn.Parcels {
+					if pc.ID == h.id {
+						body.Data = append(body.Data, listView(pc, cn, base))
+					}
+				}
+			} else if c := cs[idKey(h.id)]; c != nil {
+				body.Data = append(body.Data, listView(c, nil, base))
+			}
+		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, body)
 	return nil

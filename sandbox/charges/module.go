@@ -16,9 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -50,149 +48,37 @@ const (
 	firstCarnetID = 100000
 )
 
-type ref struct {
-	account  string
-	chargeID int64 // 0 for a carnet
-	carnetID int64
-}
-
-type accountState struct {
-	charges map[int64]*Charge // standalone charges and parcels (pointers into their carnet)
-	carnets map[int64]*Carnet
-}
-
 // Module serves the charges API.
 type Module struct {
 	d   module.Deps
 	log zerolog.Logger
 
-	mu       sync.RWMutex
-	accounts map[string]*accountState
-	notif    map[string]ref // notification token -> object
-	docs     map[string]ref // document token -> object
-	tokens   map[string]*cardToken
-	keys     map[string]*cardKey // account -> tokenization key
+	// Documents are read from the store through bounded caches (state.go);
+	// every decision that leads to a write reads inside its transaction.
+	charges *store.Cache[Charge]    // standalone charges
+	carnets *store.Cache[Carnet]    // carnets with their parcels
+	tokens  *store.Cache[cardToken] // card payment tokens
+	keys    *store.Cache[cardKey]   // tokenization keys, one per account
+	owners  ownerCache              // charge id -> its carnet (never changes)
+	ids     idAlloc
 
-	nextCharge atomic.Int64
-	nextCarnet atomic.Int64
-	keyMu      sync.Mutex
+	keyMu sync.Mutex
 }
 
-// New builds the module and loads its state from d.Store.
+// New builds the module over d.Store.
 func New(d module.Deps) (*Module, error) {
 	if d.Store == nil || d.Clock == nil {
 		return nil, errors.New("charges: Deps.Store and Deps.Clock are required")
 	}
-	m := &Module{d: d, log: d.Logger.With().Str("module", "charges").Logger(),
-		accounts: map[string]*accountState{}, notif: map[string]ref{}, docs: map[string]ref{},
-		tokens: map[string]*cardToken{}, keys: map[string]*cardKey{}}
-	if err := m.load(context.Background()); err != nil {
+	m := &Module{d: d, log: d.Logger.With().Str("module", "charges").Logger()}
+	m.initState()
+	if err := m.migrate(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := m.ids.init(context.Background(), d.Store); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-func (m *Module) acct(account string) *accountState {
-	a := m.accounts[account]
-	if a == nil {
-		a = &accountState{charges: map[int64]*Charge{}, carnets: map[int64]*Carnet{}}
-		m.accounts[account] = a
-	}
-	return a
-}
-
-func (m *Module) load(ctx context.Context) error {
-	maxCharge, maxCarnet := int64(firstChargeID-1), int64(firstCarnetID-1)
-	err := m.d.Store.Each(ctx, KindCharge, func(account, id string, raw []byte) error {
-		var c Charge
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return fmt.Errorf("charges: decode stored charge %s/%s: %w", account, id, err)
-		}
-		m.indexCharge(&c)
-		maxCharge = max(maxCharge, c.ID)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = m.d.Store.Each(ctx, KindCarnet, func(account, id string, raw []byte) error {
-		var c Carnet
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return fmt.Errorf("charges: decode stored carnet %s/%s: %w", account, id, err)
-		}
-		m.indexCarnet(&c)
-		maxCarnet = max(maxCarnet, c.ID)
-		for _, p := range c.Parcels {
-			maxCharge = max(maxCharge, p.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = m.d.Store.Each(ctx, KindCardToken, func(account, id string, raw []byte) error {
-		var t cardToken
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return fmt.Errorf("charges: decode stored card token: %w", err)
-		}
-		m.tokens[id] = &t
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = m.d.Store.Each(ctx, KindCardKey, func(account, id string, raw []byte) error {
-		k, err := decodeCardKey(raw)
-		if err != nil {
-			return fmt.Errorf("charges: decode tokenization key of %s: %w", account, err)
-		}
-		m.keys[account] = k
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if s, err := m.d.Store.Seq(ctx, seqCharge); err == nil {
-		maxCharge = max(maxCharge, s)
-	} else {
-		return err
-	}
-	if s, err := m.d.Store.Seq(ctx, seqCarnet); err == nil {
-		maxCarnet = max(maxCarnet, s)
-	} else {
-		return err
-	}
-	m.nextCharge.Store(maxCharge)
-	m.nextCarnet.Store(maxCarnet)
-	return nil
-}
-
-// indexCharge puts a standalone charge in the maps (caller holds mu or is
-// loading).
-func (m *Module) indexCharge(c *Charge) {
-	m.acct(c.Account).charges[c.ID] = c
-	r := ref{account: c.Account, chargeID: c.ID}
-	if c.NotifToken != "" {
-		m.notif[c.NotifToken] = r
-	}
-	m.docs[c.DocToken] = r
-}
-
-// indexCarnet puts a carnet and its parcels in the maps.
-func (m *Module) indexCarnet(c *Carnet) {
-	a := m.acct(c.Account)
-	a.carnets[c.ID] = c
-	m.notif[c.NotifToken] = ref{account: c.Account, carnetID: c.ID}
-	m.docs[c.DocToken] = ref{account: c.Account, carnetID: c.ID}
-	for _, p := range c.Parcels {
-		a.charges[p.ID] = p
-		m.docs[p.DocToken] = ref{account: c.Account, chargeID: p.ID, carnetID: c.ID}
-	}
-}
-
-// allocCharges reserves n consecutive charge ids.
-func (m *Module) allocCharges(n int) int64 {
-	return m.nextCharge.Add(int64(n)) - int64(n) + 1
 }
 
 func randomHex(n int) string {
@@ -225,6 +111,9 @@ type update struct {
 	tokenID  string     // card token used by this mutation
 	token    *cardToken // its new state (Used)
 	raw      []byte     // the owner already encoded (encodeOwner); nil: persist encodes it
+	tx       *store.Tx  // the write transaction the mutation runs in
+	created  bool       // a new owner: its aliases are written
+	before   map[int64]store.Index // index rows of the owner before the mutation
 }
 
 // encodeOwner encodes the owner of u for persist, which then only writes it.
@@ -238,15 +127,6 @@ func (u *update) encodeOwner() {
 		panic(fmt.Sprintf("charges: encode: %v", err)) // our own types always encode
 	}
 	u.raw = raw
-}
-
-// putOwner writes v, the owner of u, under (kind, account, id).
-func (u *update) putOwner(tx *store.Tx, kind, account string, id int64, v any) error {
-	key := strconv.FormatInt(id, 10)
-	if u.raw != nil {
-		return tx.PutRaw(kind, account, key, u.raw)
-	}
-	return tx.Put(kind, account, key, v)
 }
 
 func (u *update) history(c *Charge, msg string) {
@@ -372,24 +252,36 @@ func cloneJSON[T any](v *T) *T {
 	return out
 }
 
-// persist writes the owner of u (and queues its notification) in tx.
+// persist writes the owner of u, its index rows and aliases (and queues
+// its notification) in tx.
 func (m *Module) persist(ctx context.Context, tx *store.Tx, u *update) error {
 	var url *string
 	var token string
 	if u.carnet != nil {
-		if err := u.putOwner(tx, KindCarnet, u.carnet.Account, u.carnet.ID, u.carnet); err != nil {
+		if u.raw != nil {
+			if err := m.carnets.PutRaw(tx, u.carnet.Account, idKey(u.carnet.ID), u.raw, u.carnet); err != nil {
+				return err
+			}
+		} else if err := m.carnets.Put(tx, u.carnet.Account, idKey(u.carnet.ID), u.carnet); err != nil {
 			return err
 		}
 		url, token = u.carnet.NotificationURL, u.carnet.NotifToken
 	}
 	if u.charge != nil {
-		if err := u.putOwner(tx, KindCharge, u.charge.Account, u.charge.ID, u.charge); err != nil {
+		if u.raw != nil {
+			if err := m.charges.PutRaw(tx, u.charge.Account, idKey(u.charge.ID), u.raw, u.charge); err != nil {
+				return err
+			}
+		} else if err := m.charges.Put(tx, u.charge.Account, idKey(u.charge.ID), u.charge); err != nil {
 			return err
 		}
 		url, token = u.charge.NotificationURL, u.charge.NotifToken
 	}
+	if err := m.writeIndex(tx, u); err != nil {
+		return err
+	}
 	if u.token != nil {
-		if err := tx.Put(KindCardToken, u.token.Account, u.tokenID, u.token); err != nil {
+		if err := m.tokens.Put(tx, u.token.Account, u.tokenID, u.token); err != nil {
 			return err
 		}
 	}
@@ -424,77 +316,105 @@ func (m *Module) persist(ctx context.Context, tx *store.Tx, u *update) error {
 // notifyKey names a notification token's deliveries in the outbox.
 func notifyKey(token string) string { return "charges/" + token }
 
-// swap installs the updated owner in the maps (caller holds mu).
-func (m *Module) swap(u *update) {
-	if u.token != nil {
-		m.tokens[u.tokenID] = u.token
+// errRefused rolls a mutation's transaction back for a refusal.
+var errRefused = errors.New("charges: refused")
+
+// mutate runs load and fn in one write transaction: load reads the owner
+// (inside the transaction) into a fresh update; fn's *Error refuses the
+// operation without writing; otherwise the owner is persisted.
+func (m *Module) mutate(ctx context.Context, load func(tx *store.Tx, u *update) (*Charge, *Error), fn func(u *update, c *Charge) *Error) *Error {
+	var refusal *Error
+	err := m.d.Store.Tx(ctx, func(tx *store.Tx) error {
+		u := &update{now: m.now(), tx: tx}
+		c, e := load(tx, u)
+		if e == nil {
+			e = fn(u, c)
+		}
+		if e != nil {
+			if e == errInternal {
+				return errors.New("charges: internal error while reading")
+			}
+			refusal = e
+			return errRefused
+		}
+		if u.carnet != nil {
+			u.syncCarnet(u.carnet)
+		}
+		return m.persist(ctx, tx, u)
+	})
+	if refusal != nil {
+		return refusal
 	}
-	if u.carnet != nil {
-		m.indexCarnet(u.carnet)
+	if err != nil {
+		m.log.Error().Err(err).Msg("persist charge")
+		return errInternal
 	}
-	if u.charge != nil {
-		m.indexCharge(u.charge)
-	}
+	return nil
 }
 
 // mutateCharge runs fn on a copy of charge id of account (standalone or
-// parcel), persists the result and installs it. fn's *Error refuses the
-// operation without writing.
+// parcel) inside a write transaction and persists the result. fn's *Error
+// refuses the operation without writing.
 func (m *Module) mutateCharge(ctx context.Context, account string, id int64, fn func(u *update, c *Charge) *Error) (*Charge, *Error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.accounts[account]
-	if a == nil || a.charges[id] == nil {
-		return nil, chargeNotFound()
-	}
-	orig := a.charges[id]
-	u := &update{now: m.now()}
-	var c *Charge
-	if orig.CarnetID != 0 {
-		u.carnet = cloneJSON(a.carnets[orig.CarnetID])
-		c = u.carnet.Parcels[orig.Parcel-1]
-	} else {
-		u.charge = cloneJSON(orig)
-		c = u.charge
-	}
-	u.refresh(c)
-	if e := fn(u, c); e != nil {
+	var out *Charge
+	e := m.mutate(ctx, func(tx *store.Tx, u *update) (*Charge, *Error) {
+		c, cn, err := m.readCharge(ctx, tx, account, id)
+		if err != nil {
+			m.log.Error().Err(err).Int64("charge_id", id).Msg("read charge")
+			return nil, errInternal
+		}
+		if c == nil {
+			return nil, chargeNotFound()
+		}
+		if cn != nil {
+			u.carnet = cloneJSON(cn)
+			u.before = indexRows(u.carnet, nil)
+			c = u.carnet.Parcels[c.Parcel-1]
+		} else {
+			u.charge = cloneJSON(c)
+			u.before = indexRows(nil, u.charge)
+			c = u.charge
+		}
+		u.refresh(c)
+		out = c
+		return c, nil
+	}, fn)
+	if e != nil {
 		return nil, e
 	}
-	if u.carnet != nil {
-		u.syncCarnet(u.carnet)
-	}
-	if err := m.d.Store.Tx(ctx, func(tx *store.Tx) error { return m.persist(ctx, tx, u) }); err != nil {
-		m.log.Error().Err(err).Int64("charge_id", id).Msg("persist charge")
-		return nil, errInternal
-	}
-	m.swap(u)
-	return c, nil
+	return out, nil
 }
 
 // mutateCarnet is mutateCharge for a whole carnet.
 func (m *Module) mutateCarnet(ctx context.Context, account string, id int64, fn func(u *update, cn *Carnet) *Error) (*Carnet, *Error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.accounts[account]
-	if a == nil || a.carnets[id] == nil {
-		return nil, carnetNotFound()
-	}
-	u := &update{now: m.now(), carnet: cloneJSON(a.carnets[id])}
-	for _, p := range u.carnet.Parcels {
-		u.refresh(p)
-	}
-	u.syncCarnet(u.carnet)
-	if e := fn(u, u.carnet); e != nil {
+	var out *Carnet
+	e := m.mutate(ctx, func(tx *store.Tx, u *update) (*Charge, *Error) {
+		cn, err := m.carnets.TxGet(tx, account, idKey(id))
+		if err != nil {
+			m.log.Error().Err(err).Int64("carnet_id", id).Msg("read carnet")
+			return nil, errInternal
+		}
+		if cn == nil {
+			return nil, carnetNotFound()
+		}
+		u.carnet = cloneJSON(cn)
+		u.before = indexRows(u.carnet, nil)
+		for _, p := range u.carnet.Parcels {
+			u.refresh(p)
+		}
+		u.syncCarnet(u.carnet)
+		out = u.carnet
+		return nil, nil
+	}, func(u *update, _ *Charge) *Error {
+		if e := fn(u, u.carnet); e != nil {
+			return e
+		}
+		return nil
+	})
+	if e != nil {
 		return nil, e
 	}
-	u.syncCarnet(u.carnet)
-	if err := m.d.Store.Tx(ctx, func(tx *store.Tx) error { return m.persist(ctx, tx, u) }); err != nil {
-		m.log.Error().Err(err).Int64("carnet_id", id).Msg("persist carnet")
-		return nil, errInternal
-	}
-	m.swap(u)
-	return u.carnet, nil
+	return out, nil
 }
 
 // --- reads with lazy time-based transitions ----------------------------------
@@ -503,48 +423,40 @@ func (m *Module) mutateCarnet(ctx context.Context, account string, id int64, fn 
 // first. The returned charge must not be modified.
 func (m *Module) getCharge(ctx context.Context, account string, id int64) (*Charge, *Carnet, *Error) {
 	today := rules.Today(m.now())
-	m.mu.RLock()
-	a := m.accounts[account]
-	var c *Charge
-	if a != nil {
-		c = a.charges[id]
+	c, cn, err := m.readCharge(ctx, nil, account, id)
+	if err != nil {
+		m.log.Error().Err(err).Int64("charge_id", id).Msg("read charge")
+		return nil, nil, errInternal
 	}
 	if c == nil {
-		m.mu.RUnlock()
 		return nil, nil, chargeNotFound()
 	}
 	if !needsRefresh(c, today) {
-		var cn *Carnet
-		if c.CarnetID != 0 {
-			cn = a.carnets[c.CarnetID]
-		}
-		m.mu.RUnlock()
 		return c, cn, nil
 	}
-	m.mu.RUnlock()
 	c, e := m.mutateCharge(ctx, account, id, func(*update, *Charge) *Error { return nil })
 	if e != nil {
 		return nil, nil, e
 	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	var cn *Carnet
 	if c.CarnetID != 0 {
-		cn = m.accounts[account].carnets[c.CarnetID]
+		if cn, err = m.carnets.Get(ctx, account, idKey(c.CarnetID)); err != nil {
+			return nil, nil, errInternal
+		}
+		if cn != nil {
+			c = cn.Parcels[c.Parcel-1]
+		}
 	}
 	return c, cn, nil
 }
 
 func (m *Module) getCarnet(ctx context.Context, account string, id int64) (*Carnet, *Error) {
 	today := rules.Today(m.now())
-	m.mu.RLock()
-	a := m.accounts[account]
-	var cn *Carnet
-	if a != nil {
-		cn = a.carnets[id]
+	cn, err := m.carnets.Get(ctx, account, idKey(id))
+	if err != nil {
+		m.log.Error().Err(err).Int64("carnet_id", id).Msg("read carnet")
+		return nil, errInternal
 	}
 	if cn == nil {
-		m.mu.RUnlock()
 		return nil, carnetNotFound()
 	}
 	stale := false
@@ -554,7 +466,6 @@ func (m *Module) getCarnet(ctx context.Context, account string, id int64) (*Carn
 			break
 		}
 	}
-	m.mu.RUnlock()
 	if !stale {
 		return cn, nil
 	}
@@ -565,39 +476,13 @@ func (m *Module) getCarnet(ctx context.Context, account string, id int64) (*Carn
 // links past expire_at → expired, carnet status) as of Deps.Clock.Now(),
 // writing each to the history and the notification changes. The clock
 // control calls it after moving the clock; reads also apply them lazily.
+// Only the charges the index says are due are read.
 func (m *Module) Tick(ctx context.Context) error {
-	today := rules.Today(m.now())
-	type target struct {
-		account string
-		id      int64
-		carnet  bool
+	if m.d.Auth == nil {
+		return nil
 	}
-	var todo []target
-	m.mu.RLock()
-	for acc, a := range m.accounts {
-		for id, c := range a.charges {
-			if c.CarnetID == 0 && needsRefresh(c, today) {
-				todo = append(todo, target{acc, id, false})
-			}
-		}
-		for id, cn := range a.carnets {
-			for _, p := range cn.Parcels {
-				if needsRefresh(p, today) {
-					todo = append(todo, target{acc, id, true})
-					break
-				}
-			}
-		}
-	}
-	m.mu.RUnlock()
-	for _, t := range todo {
-		var e *Error
-		if t.carnet {
-			_, e = m.mutateCarnet(ctx, t.account, t.id, func(*update, *Carnet) *Error { return nil })
-		} else {
-			_, e = m.mutateCharge(ctx, t.account, t.id, func(*update, *Charge) *Error { return nil })
-		}
-		if e != nil && e.Code != CodeNotFound {
+	for _, a := range m.d.Auth.Accounts() {
+		if e := m.refreshAccount(ctx, a.ID); e != nil {
 			return e
 		}
 	}

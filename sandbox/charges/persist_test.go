@@ -105,7 +105,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 	cb, _ := e.c.GetCarnet(ctx, cn.CarnetID)
 	jcb, _ := json.Marshal(cb)
-	pub := e.mod.keys[e.creds.AccountID].pubPEM
+	pub := e.mod.pubKey(e.creds.AccountID)
 	e.close()
 
 	e2 := newEnv(t, path)
@@ -144,7 +144,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 		t.Fatalf("new carnet id %d", cn2.CarnetID)
 	}
 	// The card key and tokens survive too.
-	if e2.mod.keys[e.creds.AccountID].pubPEM != pub {
+	if e2.mod.pubKey(e.creds.AccountID) != pub {
 		t.Fatal("tokenization key changed")
 	}
 	if _, err := e2.c.CreateOneStepCharge(ctx, api.OneStepRequest{Items: items(5000), Payment: cardPayment(tok.PaymentToken, 1)}); err != nil {

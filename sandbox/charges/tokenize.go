@@ -69,19 +69,14 @@ type cardToken struct {
 // keyFor returns (creating and persisting on first use) the account's
 // tokenization key.
 func (m *Module) keyFor(ctx context.Context, account string) (*cardKey, error) {
-	m.mu.RLock()
-	k := m.keys[account]
-	m.mu.RUnlock()
-	if k != nil {
-		return k, nil
+	k, err := m.keys.Get(ctx, account, "rsa")
+	if err != nil || k != nil {
+		return k, err
 	}
 	m.keyMu.Lock()
 	defer m.keyMu.Unlock()
-	m.mu.RLock()
-	k = m.keys[account]
-	m.mu.RUnlock()
-	if k != nil {
-		return k, nil
+	if k, err = m.keys.Get(ctx, account, "rsa"); err != nil || k != nil {
+		return k, err
 	}
 	priv, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -92,14 +87,22 @@ func (m *Module) keyFor(ctx context.Context, account string) (*cardKey, error) {
 		return nil, err
 	}
 	privPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(priv)}))
+	raw, err := json.Marshal(storedKey{PrivatePEM: privPEM})
+	if err != nil {
+		return nil, err
+	}
 	if err := m.d.Store.Tx(ctx, func(tx *store.Tx) error {
-		return tx.Put(KindCardKey, account, "rsa", storedKey{PrivatePEM: privPEM})
+		// Another instance over the same database may have made the
+		// account's key meanwhile: keep that one.
+		cur, err := m.keys.TxGet(tx, account, "rsa")
+		if err != nil || cur != nil {
+			k = cur
+			return err
+		}
+		return m.keys.PutRaw(tx, account, "rsa", raw, k)
 	}); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	m.keys[account] = k
-	m.mu.Unlock()
 	return k, nil
 }
 
@@ -292,13 +295,10 @@ func (m *Module) tokenize(ctx context.Context, account, data string) (*PaymentTo
 	t := &cardToken{Account: account, Brand: *card.Brand, Mask: maskCard(num), Last: num[len(num)-1:],
 		Reuse: card.Reuse != nil && *card.Reuse, CreatedAt: m.now()}
 	id := randomHex(20)
-	if err := m.d.Store.Tx(ctx, func(tx *store.Tx) error { return tx.Put(KindCardToken, account, id, t) }); err != nil {
+	if err := m.d.Store.Tx(ctx, func(tx *store.Tx) error { return m.tokens.Put(tx, account, id, t) }); err != nil {
 		m.log.Error().Err(err).Msg("persist card token")
 		return nil, errInternal
 	}
-	m.mu.Lock()
-	m.tokens[id] = t
-	m.mu.Unlock()
 	return &PaymentTokenResult{PaymentToken: id, CardMask: t.Mask}, nil
 }
 
@@ -339,10 +339,16 @@ func (m *Module) handleOptions(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// takeToken checks and marks payment_token id used for account (caller
-// holds mu; the returned copy must be persisted in the same transaction).
-func (m *Module) takeToken(account, id string) (*cardToken, *Error) {
-	t := m.tokens[id]
+// takeToken checks and marks payment_token id used for account, read in
+// u's transaction (the returned copy is persisted in it).
+func (m *Module) takeToken(u *update, account, id string) (*cardToken, *Error) {
+	if u.tx == nil {
+		return nil, errInternal
+	}
+	t, err := m.tokens.TxGet(u.tx, account, id)
+	if err != nil {
+		return nil, errInternal
+	}
 	if t == nil || t.Account != account {
 		return nil, errf(CodeInvalidToken, "invalid_payment_token", "payment_token inválido ou de outra conta")
 	}
