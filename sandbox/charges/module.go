@@ -107,12 +107,12 @@ type update struct {
 	charge   *Charge // standalone owner
 	carnet   *Carnet // carnet owner
 	notified bool
-	retarget bool       // notification_url changed: pending deliveries follow it
-	tokenID  string     // card token used by this mutation
-	token    *cardToken // its new state (Used)
-	raw      []byte     // the owner already encoded (encodeOwner); nil: persist encodes it
-	tx       *store.Tx  // the write transaction the mutation runs in
-	created  bool       // a new owner: its aliases are written
+	retarget bool                  // notification_url changed: pending deliveries follow it
+	tokenID  string                // card token used by this mutation
+	token    *cardToken            // its new state (Used)
+	raw      []byte                // the owner already encoded (encodeOwner); nil: persist encodes it
+	tx       *store.Tx             // the write transaction the mutation runs in
+	created  bool                  // a new owner: its aliases are written
 	before   map[int64]store.Index // index rows of the owner before the mutation
 }
 
