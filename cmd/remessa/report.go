@@ -28,9 +28,13 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	input := flags.String("input", "", "planilha de entrada, para as linhas rejeitadas (padrão: a que a execução leu)")
 	sheet := flags.String("sheet", "", "aba da planilha de entrada (XLSX)")
 	noRejected := flags.Bool("no-rejected", false, "não escrever as linhas rejeitadas")
+	db := flags.String("db", "", "banco Postgres: RUNDIR é o id de uma execução de lá (worker.go)")
 	pos, code, ok := parseFlags(flags, args)
 	if !ok {
 		return code
+	}
+	if dsn := dbOf(*db, pos); dsn != "" {
+		return reportDB(dsn, pos, *out, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "remessa report: informe uma pasta de execução (RUNDIR)")

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"remessa/pipeline"
+	"remessa/pipeline/cluster"
 	"remessa/pipeline/run"
 )
 
@@ -37,6 +38,8 @@ type runFlags struct {
 	sandboxDir, runs *string
 	service          *string
 	yes, again       *bool
+	db               *string // run: Postgres + River (docs/postgres.md)
+	detach           *bool
 }
 
 func bindRunFlags(c *command, stdout, stderr io.Writer, isRun bool) (*runFlags, func([]string) ([]string, int, bool)) {
@@ -56,6 +59,8 @@ func bindRunFlags(c *command, stdout, stderr io.Writer, isRun bool) (*runFlags, 
 		f.again = fs.Bool("again", false, "executa mesmo que o mesmo job já tenha rodado com a mesma planilha (emite de novo)")
 		f.runs = fs.String("runs-dir", "", "pasta das execuções (padrão: reports.dir do job, remessa-out)")
 		f.service = fs.String("service", "", "substitui o service do job: embedded, sandbox ou production")
+		f.db = fs.String("db", "", "banco Postgres: a execução vai para os workers (remessa worker); padrão $REMESSA_DATABASE_URL")
+		f.detach = fs.Bool("detach", false, "com --db: só enfileira e mostra o id da execução")
 	}
 	return f, func(args []string) ([]string, int, bool) { return parseFlags(fs, args) }
 }
@@ -73,6 +78,10 @@ func (f *runFlags) options(stderr io.Writer) (run.Options, error) {
 	}
 	if f.yes != nil {
 		o.Yes, o.Again, o.RunsDir, o.Service = *f.yes, *f.again, *f.runs, *f.service
+		o.DB, o.Detach = cluster.DSN(*f.db), *f.detach
+		if o.Detach && o.DB == "" {
+			return run.Options{}, fmt.Errorf("--detach só vale com --db (ou REMESSA_DATABASE_URL)")
+		}
 	}
 	return o, nil
 }
@@ -103,6 +112,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := run.Run(ctx, pos[0], opts)
+	if opts.Detach && err == nil && out != nil {
+		fmt.Fprintln(stdout, out.RunID) // in the queue: remessa status/report --db
+		return 0
+	}
 	return finishRun(out, err, stdout, stderr, *f.lang)
 }
 

@@ -37,9 +37,13 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	pixURL := fs.String("pix-base-url", "", "endereço da API Pix (padrão: o de --base-url)")
 	lang := fs.String("lang", "pt", "idioma: pt ou en")
 	noReport := fs.Bool("no-report", false, "não escreve a conciliação (conciliacao.xlsx, .csv, .html, .json)")
+	db := fs.String("db", "", "banco Postgres: as execuções de lá (RUN_DIR é então um id, ou nada: as últimas; worker.go)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	if dsn := dbOf(*db, pos); dsn != "" && len(pos) <= 1 {
+		return statusDB(dsn, pos, *format, stdout, stderr)
 	}
 	if len(pos) != 1 || (*format != "text" && *format != "json") || *watch < 0 || (*watch > 0 && *watch < time.Second) {
 		fmt.Fprintf(stderr, "Uso: remessa status %s\n", c.Usage)

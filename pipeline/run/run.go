@@ -87,6 +87,12 @@ type Options struct {
 	// adds that application to its first account when missing). The
 	// run records its data folder as the run's sandbox folder.
 	Embedded *sandbox.Running
+	// DB, a postgres:// URL, puts the run's journal in that database and
+	// its work in River jobs that `remessa worker` processes on any
+	// machine take (cluster.go, docs/postgres.md); Detach returns once
+	// the run is enqueued.
+	DB     string
+	Detach bool
 }
 
 func (o *Options) now() time.Time {
@@ -303,7 +309,7 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	if job.Kind == results.Cobv && job.Spec.Issue.Cobv != nil {
 		m.PixKeys, m.SplitContas = pixKeys, contas
 	}
-	j, err := journal.Create(filepath.Join(dir, journal.FileName))
+	j, err := createJournal(ctx, dir, m, opts) // journal.db, or Postgres with opts.DB (cluster.go)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +324,11 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		JobName: job.Name, StartedAt: m.StartedAt}, ids); err != nil {
 		return nil, err
 	}
-	out, err := execute(ctx, j, dir, opts, warnings)
+	exec := execute
+	if opts.DB != "" {
+		exec = executeCluster // the units go to River, for the workers (cluster.go)
+	}
+	out, err := exec(ctx, j, dir, opts, warnings)
 	if out != nil {
 		out.Plan = plan
 	}

@@ -1,0 +1,496 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"remessa/api"
+	"remessa/internal/pgtest"
+	"remessa/pipeline/cluster"
+	"remessa/pipeline/results"
+	"remessa/pipeline/run/runtest"
+	"remessa/sandbox"
+)
+
+// The cluster tests run the real binary: a `remessa sandbox` process, a
+// throw-away PostgreSQL (internal/pgtest), `remessa worker` processes and
+// `remessa run --db`, and check through the sandbox's API that it holds
+// exactly one charge per row.
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if !testing.Short() {
+		runtest.BuildAhead()
+	}
+	code := m.Run()
+	pgtest.Stop()
+	runtest.RemoveBinary()
+	os.Exit(code)
+}
+
+const (
+	clientID     = "Client_Id_cluster"
+	clientSecret = "Client_Secret_cluster"
+)
+
+// env is a sandbox process, a database and a folder for jobs and logs.
+type env struct {
+	bin, dsn, url, work, chave string
+	lease                      time.Duration // the workers' --unit-timeout
+	cl                         *api.Client
+	mu                         sync.Mutex
+	workers                    []*exec.Cmd
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary and runs processes; skipped with -short")
+	}
+	e := &env{dsn: pgtest.DSN(t), bin: runtest.Binary(t), work: t.TempDir(), lease: 8 * time.Second}
+	data := filepath.Join(e.work, "sandbox")
+	srv, err := sandbox.New(sandbox.Config{DataDir: data, ClientID: clientID, ClientSecret: clientSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := srv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.chave = rn.PixKey
+	rn.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(e.bin, "sandbox", "--addr", addr, "--data", data, "--client-id", clientID, "--client-secret", clientSecret, "--log-level", "error")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	e.url = "http://" + addr
+	for i := 0; ; i++ {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatalf("sandbox did not listen on %s", addr)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if e.cl, err = api.New(api.Config{BaseURL: e.url, ClientID: clientID, ClientSecret: clientSecret, MaxRetries: 8}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.stopWorkers)
+	return e
+}
+
+func (e *env) environ() []string {
+	return append(os.Environ(), "REMESSA_CLIENT_ID="+clientID, "REMESSA_CLIENT_SECRET="+clientSecret)
+}
+
+// startWorker starts one `remessa worker` process with env added to its
+// environment; slot names its log.
+func (e *env) startWorker(t testing.TB, slot int, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(e.bin, "worker", "--db", e.dsn, "--units", "2", "--unit-timeout", e.lease.String(), "--log-dir", filepath.Join(e.work, "logs"))
+	cmd.Env = append(e.environ(), env...)
+	f, err := os.OpenFile(filepath.Join(e.work, fmt.Sprintf("worker%d.log", slot)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { cmd.Wait(); f.Close() }()
+	e.mu.Lock()
+	e.workers = append(e.workers, cmd)
+	e.mu.Unlock()
+	return cmd
+}
+
+func (e *env) stopWorkers() {
+	e.mu.Lock()
+	ws := e.workers
+	e.workers = nil
+	e.mu.Unlock()
+	for _, w := range ws {
+		w.Process.Signal(syscall.SIGTERM)
+	}
+	for _, w := range ws {
+		for i := 0; i < 100 && w.ProcessState == nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		w.Process.Kill()
+	}
+}
+
+// job writes a job of kind (carnets or cobv) for n rows (keys prefix…)
+// and returns its path.
+func (e *env) job(t testing.TB, kind, prefix string, n, batch int) string {
+	t.Helper()
+	dir := filepath.Join(e.work, prefix)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	sb.WriteString("Código;Nome;CPF;Valor;Chave\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&sb, "%s%05d;Pagador %d;%s;%d,%02d;%s\n", prefix, i, i, runtest.CPF(fmt.Sprintf("%09d", 100000000+i*7919)), 100+i%500, i%100, e.chave)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pagadores.csv"), []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	issue := `  carnets:
+    repeats: 2
+    first_due: +20d
+    items: [{name: "Mensalidade {{ .Código }}", value: "{{ .Valor }}"}]`
+	if kind == "cobv" {
+		issue = fmt.Sprintf(`  cobv:
+    due: +25d
+    chave: "{{ .Chave }}"
+    solicitacao: "Associado {{ .Código }}"
+    batch: {size: %d}`, batch)
+	}
+	job := fmt.Sprintf("version: 1\nname: Cluster %s %s\ninput:\n  file: pagadores.csv\n  key: Código\nissue:\n%s\nservice: sandbox\nconcurrency: 8\nreports:\n  formats: [json]\n", kind, prefix, issue)
+	path := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// run runs `remessa run --db` on job and returns its results (nil, the
+// test marked failed, when it fails: it runs on other goroutines).
+func (e *env) run(t testing.TB, job string, extra ...string) (*results.Results, string) {
+	t.Helper()
+	args := append([]string{"run", job, "--db", e.dsn, "--base-url", e.url, "--quiet"}, extra...)
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = e.environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("remessa run --db %s: %v\n%s", job, err, out)
+		return nil, string(out)
+	}
+	runs, _ := filepath.Glob(filepath.Join(filepath.Dir(job), "remessa-out", "2*"))
+	if len(runs) != 1 {
+		t.Errorf("%d run folders\n%s", len(runs), out)
+		return nil, string(out)
+	}
+	res, err := results.Load(filepath.Join(runs[0], "results.json"))
+	if err != nil {
+		t.Errorf("results.json: %v\n%s", err, out)
+	}
+	return res, string(out)
+}
+
+// checkOnce asserts the sandbox holds exactly one charge per row of the
+// run and the results say every row was issued, with the sandbox's ids.
+func (e *env) checkOnce(t testing.TB, res *results.Results, kind string, n int) {
+	t.Helper()
+	if !res.Run.Complete || res.Totals.Issued.Rows != n || len(res.Rows) != n {
+		t.Fatalf("run %s: complete %v, %d issued of %d rows (%d in results), totals %+v", res.Run.ID, res.Run.Complete, res.Totals.Issued.Rows, n, len(res.Rows), res.Totals)
+	}
+	switch kind {
+	case "carnets":
+		perCID := map[string]map[int64]int{}
+		for _, c := range e.listCarnetCharges(t) {
+			if c.CustomID == nil || !strings.HasPrefix(*c.CustomID, "rm-"+res.Run.ID+"-") || c.Payment == nil || c.Payment.Carnet == nil {
+				continue
+			}
+			if perCID[*c.CustomID] == nil {
+				perCID[*c.CustomID] = map[int64]int{}
+			}
+			perCID[*c.CustomID][c.Payment.Carnet.CarnetID]++
+		}
+		if len(perCID) != n {
+			t.Errorf("%d custom_ids of run %s in the sandbox, want %d", len(perCID), res.Run.ID, n)
+		}
+		for _, r := range res.Rows {
+			got := perCID[r.CustomID]
+			if len(got) != 1 {
+				t.Errorf("row %s: %d carnets with custom_id %s, want exactly 1", r.Key, len(got), r.CustomID)
+				continue
+			}
+			for id, parcels := range got {
+				if r.CarnetID != id || parcels != 2 || r.Outcome != results.Issued {
+					t.Errorf("row %s: sandbox carnet %d (%d parcels), results carnet %d %s", r.Key, id, parcels, r.CarnetID, r.Outcome)
+				}
+			}
+		}
+	case "cobv":
+		count := map[string]int{}
+		batches := map[string]bool{}
+		for _, r := range res.Rows {
+			batches[r.BatchID] = true
+		}
+		for b := range batches {
+			id, _ := strconv.ParseInt(b, 10, 64)
+			for page := 0; ; page++ {
+				p := api.ListCobVParams{LoteCobVID: id}
+				p.Inicio, p.Fim = time.Now().Add(-24*time.Hour), time.Now().Add(24*time.Hour)
+				p.PaginaAtual, p.ItensPorPagina = page, 1000
+				pg, err := e.cl.ListCobV(context.Background(), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range pg.Cobs {
+					count[c.Txid]++
+				}
+				if page+1 >= pg.Parametros.Paginacao.QuantidadeDePaginas {
+					break
+				}
+			}
+		}
+		if len(count) != n {
+			t.Errorf("%d cobv in the run's batches, want %d", len(count), n)
+		}
+		for _, r := range res.Rows {
+			if count[r.Txid] != 1 || r.PixCopiaECola == "" || r.Outcome != results.Issued {
+				t.Errorf("row %s: txid %s in the sandbox %d times (want 1), copia e cola %q, %s", r.Key, r.Txid, count[r.Txid], r.PixCopiaECola, r.Outcome)
+			}
+		}
+	}
+}
+
+type listed struct {
+	ID       int64   `json:"id"`
+	CustomID *string `json:"custom_id"`
+	Payment  *struct {
+		Carnet *struct {
+			CarnetID int64 `json:"carnet_id"`
+		} `json:"carnet"`
+	} `json:"payment"`
+}
+
+func (e *env) listCarnetCharges(t testing.TB) []listed {
+	t.Helper()
+	var all []listed
+	for page := 1; ; page++ {
+		q := url.Values{"charge_type": {"carnet"}, "begin_date": {time.Now().AddDate(0, 0, -2).Format("2006-01-02")},
+			"end_date": {time.Now().AddDate(0, 0, 2).Format("2006-01-02")}, "limit": {"1000"}, "page": {strconv.Itoa(page)}}
+		resp, err := e.cl.Do(context.Background(), api.V1, http.MethodGet, "/v1/charges?"+q.Encode(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct {
+			Data []listed `json:"data"`
+		}
+		if err := json.Unmarshal(resp.Body, &env); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, env.Data...)
+		if len(env.Data) < 1000 {
+			return all
+		}
+	}
+}
+
+// TestClusterTwoWorkers: `remessa run --db` enqueues a cobv job (5
+// batches) and a carnet job (3 units of rows); two `remessa worker`
+// processes issue them; each row is in the sandbox exactly once and the
+// run folder's results.json says every row was issued. The runs index,
+// `remessa status --db` and `remessa report --db` read the same.
+func TestClusterTwoWorkers(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker(t, 1)
+	e.startWorker(t, 2)
+	cobv := e.job(t, "cobv", "V", 250, 50)
+	carnets := e.job(t, "carnets", "C", 150, 0)
+	var wg sync.WaitGroup
+	var resV, resC *results.Results
+	wg.Add(2)
+	go func() { defer wg.Done(); resV, _ = e.run(t, cobv) }()
+	go func() { defer wg.Done(); resC, _ = e.run(t, carnets) }()
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	e.checkOnce(t, resV, "cobv", 250)
+	e.checkOnce(t, resC, "carnets", 150)
+
+	// both workers took units (the log names each unit a worker started)
+	for _, w := range []string{"worker1.log", "worker2.log"} {
+		b, _ := os.ReadFile(filepath.Join(e.work, w))
+		if !strings.Contains(string(b), "unidade ") {
+			t.Errorf("%s took no unit:\n%s", w, b)
+		}
+	}
+	// the same job again is refused by the database's runs index
+	cmd := exec.Command(e.bin, "run", cobv, "--db", e.dsn, "--base-url", e.url, "--quiet")
+	cmd.Env = e.environ()
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), resV.Run.ID) {
+		t.Errorf("the same job again: %v, want exit 2 naming %s\n%s", err, resV.Run.ID, out)
+	}
+	// status and report from the database
+	cmd = exec.Command(e.bin, "status", "--db", e.dsn, resC.Run.ID)
+	out, err = cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "issued 150") || !strings.Contains(string(out), "3 de 3 concluídas") {
+		t.Errorf("status --db: %v\n%s", err, out)
+	}
+	rep := filepath.Join(e.work, "rep")
+	cmd = exec.Command(e.bin, "report", "--db", e.dsn, "--out", rep, resV.Run.ID)
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("report --db: %v\n%s", err, out)
+	}
+	r2, err := results.Load(filepath.Join(rep, "results.json"))
+	if err != nil || r2.Totals.Issued.Rows != 250 || r2.Run.ID != resV.Run.ID {
+		t.Errorf("report --db results: %v %+v", err, r2)
+	}
+	// a password never shows: the DSN is masked in what the run prints
+	if masked := cluster.Mask("postgres://u:s3gr3d0@h/db"); strings.Contains(masked, "s3gr3d0") {
+		t.Errorf("Mask left the password: %s", masked)
+	}
+}
+
+// crashSize is the crash test's size: small in CI, the issue's full size
+// with REMESSA_CLUSTER_FULL=1 (and a longer lease: a batch of 1000 takes
+// longer on a machine running three workers, a sandbox and Postgres).
+func crashSize() (cobv, carnets, kills int, lease time.Duration) {
+	if os.Getenv("REMESSA_CLUSTER_FULL") != "" {
+		return 50000, 2000, 10, 30 * time.Second
+	}
+	return 3000, 300, 4, 8 * time.Second
+}
+
+// TestClusterCrash: a cobv job and a carnet job run by 3 worker processes
+// that are SIGKILLed at random moments and restarted (and two of them kill
+// themselves at chosen points first: between a carnet's answer and its
+// journal entry, and between a batch PUT's answer and its entry); every
+// row is in the sandbox exactly once and the results say so. A killed
+// worker's unit is rescued by River once its lease is over (--unit-timeout
+// 8s; River's rescuer runs every 30 s) and resumed by another worker from
+// the journal: the carnet sent without its answer journaled is found by
+// its custom_id and adopted, not sent again.
+func TestClusterCrash(t *testing.T) {
+	e := newEnv(t)
+	nV, nC, kills, lease := crashSize()
+	e.lease = lease
+	const workers = 3
+	var mu sync.Mutex
+	slots := make([]*exec.Cmd, workers)
+	done := make(chan struct{})
+	var sup sync.WaitGroup
+	first := [][]string{{"REMESSA_CRASH_AT=post-sent:3"}, {"REMESSA_CRASH_AT=lote-sent:2"}, {"REMESSA_CRASH_AT=post-sent:9"}}
+	for i := range slots {
+		sup.Add(1)
+		go func() { // restarts the worker of slot i whenever it dies
+			defer sup.Done()
+			env := first[i]
+			for {
+				cmd := e.startWorker(t, i+1, env...)
+				env = nil
+				mu.Lock()
+				slots[i] = cmd
+				mu.Unlock()
+				for cmd.ProcessState == nil {
+					select {
+					case <-done:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+	}
+	cobv := e.job(t, "cobv", "V", nV, 1000)
+	carnets := e.job(t, "carnets", "C", nC, 0)
+	var killed []string
+	gap := 300 * time.Millisecond // kills every 0.3 to 1.5 s (the full size: 2 to 10 s, over its minutes)
+	if nV > 10000 {
+		gap = 2 * time.Second
+	}
+	go func() {
+		rng := rand.New(rand.NewPCG(13, uint64(nV)))
+		for k := 0; k < kills; k++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(gap + time.Duration(rng.Int64N(int64(4*gap)))):
+			}
+			i := rng.IntN(workers)
+			mu.Lock()
+			slots[i].Process.Signal(syscall.SIGKILL)
+			killed = append(killed, fmt.Sprintf("worker %d at %s", i+1, time.Now().Format("15:04:05.000")))
+			mu.Unlock()
+		}
+	}()
+	start := time.Now()
+	var wg sync.WaitGroup
+	var resV, resC *results.Results
+	wg.Add(2)
+	go func() { defer wg.Done(); resV, _ = e.run(t, cobv) }()
+	go func() { defer wg.Done(); resC, _ = e.run(t, carnets) }()
+	wg.Wait()
+	close(done)
+	sup.Wait()
+	mu.Lock()
+	t.Logf("%d cobv and %d carnets in %s with %d random kills: %s", nV, nC, time.Since(start).Round(time.Millisecond), len(killed), strings.Join(killed, ", "))
+	mu.Unlock()
+	if t.Failed() {
+		return
+	}
+	e.checkOnce(t, resV, "cobv", nV)
+	e.checkOnce(t, resC, "carnets", nC)
+	// the carnet whose answer was lost with its worker was looked up, not resent
+	b, err := os.ReadFile(filepath.Join(e.work, "logs", resC.Run.ID, "run.log"))
+	if err != nil || !strings.Contains(string(b), "found: adopted") {
+		t.Errorf("no carnet adopted after the crash between its answer and its journal entry (%v)", err)
+		for i := 1; i <= workers; i++ {
+			w, _ := os.ReadFile(filepath.Join(e.work, fmt.Sprintf("worker%d.log", i)))
+			t.Logf("worker%d.log:\n%s", i, w)
+		}
+	}
+}
+
+// BenchmarkClusterWorkers: rows per second of a cobv job (6,000 rows,
+// batches of 500) and a carnet job (600 rows) run together by 1, 2 and 3
+// worker processes against one sandbox process.
+func BenchmarkClusterWorkers(b *testing.B) {
+	for _, n := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			e := newEnv(b)
+			for i := 0; i < n; i++ {
+				e.startWorker(b, i+1)
+			}
+			rows := 0
+			b.ResetTimer()
+			for it := 0; it < b.N; it++ {
+				cobv := e.job(b, "cobv", fmt.Sprintf("V%d", it), 6000, 500)
+				carnets := e.job(b, "carnets", fmt.Sprintf("C%d", it), 600, 0)
+				var wg sync.WaitGroup
+				wg.Add(2)
+				go func() { defer wg.Done(); e.run(b, cobv) }()
+				go func() { defer wg.Done(); e.run(b, carnets) }()
+				wg.Wait()
+				rows += 6600
+			}
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+			e.stopWorkers()
+		})
+	}
+}

@@ -1,0 +1,225 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"remessa/pipeline/cluster"
+	"remessa/pipeline/journal"
+	"remessa/pipeline/results"
+)
+
+// WorkerOptions tune `remessa worker`.
+type WorkerOptions struct {
+	DB          string        // postgres://…
+	Units       int           // units worked at once (default 2)
+	Concurrency int           // calls at once within a unit; 0 = the job's
+	LogDir      string        // where each run's log goes (<LogDir>/<run id>/run.log); default a folder in the temporary directory
+	UnitTimeout time.Duration // a unit's lease: it stops then, and a dead worker's unit goes to another after it (default cluster.DefaultUnitTimeout)
+	Options     Options       // service overrides (BaseURL, Timeout, Getenv…) as for resume
+	Progress    io.Writer     // one line per unit started and finished; nil = none
+	Ready       func()        // called once the worker takes units (tests)
+}
+
+// Work takes units of any run from the database until ctx ends, then
+// stops: units in flight finish their calls, are journaled and go back to
+// the queue for another worker.
+func Work(ctx context.Context, o WorkerOptions) error {
+	db, err := cluster.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if o.LogDir == "" {
+		o.LogDir = filepath.Join(os.TempDir(), "remessa-worker")
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &unitWorker{db: db, o: o}); err != nil {
+		return err
+	}
+	c, err := cluster.NewClient(db, cluster.ClientConfig{Workers: workers, Units: o.Units, UnitTimeout: o.UnitTimeout})
+	if err != nil {
+		return err
+	}
+	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("fila: %w", err)
+	}
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "worker no banco %s: até %d unidade(s) de cada vez\n", cluster.Mask(o.DB), max(1, o.Units))
+	}
+	if o.Ready != nil {
+		o.Ready()
+	}
+	<-ctx.Done()
+	// units in flight stop sending, journal what they sent and end; they
+	// are retried by River (on another worker) from their journal
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Stop(stopCtx); err != nil {
+		c.StopAndCancel(context.Background())
+	}
+	return nil
+}
+
+type unitWorker struct {
+	river.WorkerDefaults[cluster.UnitArgs]
+	db *cluster.DB
+	o  WorkerOptions
+}
+
+// Timeout is the unit's lease (River rescues a unit only once its
+// timeout has passed: a unit with none would never be rescued).
+func (w *unitWorker) Timeout(*river.Job[cluster.UnitArgs]) time.Duration {
+	return cluster.ClientConfig{UnitTimeout: w.o.UnitTimeout}.Timeout()
+}
+
+// lockWait is how long a unit whose lock another worker holds waits
+// before River offers it again.
+const lockWait = 3 * time.Second
+
+func (w *unitWorker) Work(ctx context.Context, job *river.Job[cluster.UnitArgs]) error {
+	a := job.Args
+	lock, err := cluster.LockUnit(ctx, w.db, a.Run, a.Unit)
+	if err != nil {
+		return fmt.Errorf("trava da unidade %d de %s: %w", a.Unit, a.Run, err)
+	}
+	if lock == nil {
+		// another worker is on it (a unit River rescued while its worker
+		// still lives): it is not sent twice, it waits
+		return river.JobSnooze(lockWait)
+	}
+	defer lock.Release()
+	uctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-lock.Lost():
+			cancel() // the lock may be another worker's now: send nothing more
+		case <-uctx.Done():
+		}
+	}()
+	j, err := journal.OpenPostgres(uctx, w.o.DB, a.Run)
+	if err != nil {
+		if errors.Is(err, journal.ErrNoRun) {
+			return river.JobCancel(err)
+		}
+		return err
+	}
+	defer j.Close()
+	if w.o.Progress != nil {
+		fmt.Fprintf(w.o.Progress, "unidade %d de %s (tentativa %d)\n", a.Unit, a.Run, job.Attempt)
+	}
+	opts := w.o.Options
+	if w.o.Concurrency > 0 {
+		opts.Concurrency = w.o.Concurrency
+	}
+	err = executeUnit(uctx, j, filepath.Join(w.o.LogDir, a.Run), opts, scopeOf(a))
+	if w.o.Progress != nil {
+		fmt.Fprintf(w.o.Progress, "unidade %d de %s: %v\n", a.Unit, a.Run, errText(err))
+	}
+	var se *StopError
+	if errors.As(err, &se) && !se.ResumeAt.IsZero() {
+		return river.JobSnooze(time.Until(se.ResumeAt) + time.Second) // a daily quota
+	}
+	return err
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "concluída"
+	}
+	return err.Error()
+}
+
+// executeUnit drives one unit of a run in Postgres to its end with the
+// executor of a run on one machine, scoped to the unit. It returns an
+// error when the unit is not finished (a stop, rows still pending or
+// ambiguous), for River to retry it.
+func executeUnit(ctx context.Context, j *journal.Journal, logDir string, opts Options, u *unitScope) error {
+	m, err := metaOf(ctx, j)
+	if err != nil {
+		return err
+	}
+	if m.Service == "embedded" && opts.BaseURL == "" {
+		// a cluster run on "embedded" names the sandbox all workers share
+		opts.BaseURL, opts.PixBaseURL = m.BaseURL, m.PixBaseURL
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return fmt.Errorf("log da unidade: %w", err)
+	}
+	log, lc, err := newLogger(logDir)
+	if err != nil {
+		return err
+	}
+	defer lc.Close()
+	log = log.With().Str("run", m.RunID).Int("batch", u.batch).Int("first", u.first).Int("end", u.end).Logger()
+	opts.Progress = nil
+	e := &executor{j: j, m: m, opts: opts, log: log, crash: newCrasher(), used: map[string]int{}, unit: u}
+	e.prog = newProgress(opts, m)
+	defer e.prog.close()
+	if err := e.load(ctx); err != nil {
+		return err
+	}
+	e.w = newWriter(j)
+	defer e.w.close()
+	e.setupQuota()
+	e.runStart, _ = time.Parse(time.RFC3339, m.StartedAt)
+	e.window = [2]time.Time{e.runStart.Add(-24 * time.Hour), opts.now().Add(48 * time.Hour)}
+	if svc, err := e.connect(ctx); err != nil {
+		e.halt(&StopError{Reason: "não foi possível conectar ao serviço", Err: err})
+	} else {
+		defer svc.Close()
+		e.svc = svc
+		// a cancelled ctx (the worker stopping, its lock lost, the lease
+		// over) stops new calls; calls in flight finish and are journaled
+		stopped := make(chan struct{})
+		go func() {
+			select {
+			case <-ctx.Done():
+				e.halt(&StopError{Reason: "unidade interrompida", Err: ctx.Err()})
+			case <-stopped:
+			}
+		}()
+		e.drive(context.WithoutCancel(ctx))
+		close(stopped)
+	}
+	if err := e.w.close(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if se := e.stop.Load(); se != nil {
+		return se
+	}
+	return unitFinished(context.WithoutCancel(ctx), j, m, u)
+}
+
+// unitFinished is nil when every row of the unit is issued or denied (and
+// a cobv batch done), else says what is left.
+func unitFinished(ctx context.Context, j *journal.Journal, m Meta, u *unitScope) error {
+	if m.Kind == results.Cobv {
+		bs, err := j.Batches(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			if b.Num == u.batch && b.State != journal.BatchDone {
+				return fmt.Errorf("lote %d ainda %s", b.Num, b.State)
+			}
+		}
+		return nil
+	}
+	left, err := j.RowsPage(ctx, u.narrow(journal.Page{After: -1, Not: []string{journal.RowRefused, journal.RowIssued, journal.RowDenied}, Limit: 1}))
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("linha %d ainda %s", left[0].Index, left[0].State)
+	}
+	return nil
+}
