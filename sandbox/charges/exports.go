@@ -317,7 +317,7 @@ func (m *Module) slipView(c *Charge, cn *Carnet, today time.Time) SlipView {
 func (m *Module) ChargeDocument(token string) (SlipView, bool) {
 	today := rules.Today(m.now())
 	ctx := context.Background()
-	account, chargeID, _, ok, err := m.tokenRef(ctx, aliasDoc, token)
+	account, chargeID, _, ok, err := m.docRef(ctx, token)
 	if err != nil || !ok || chargeID == 0 {
 		return SlipView{}, false
 	}
@@ -343,7 +343,7 @@ func (m *Module) LinkDocument(token string) (SlipView, bool) {
 func (m *Module) CarnetDocument(token string) (CarnetView, bool) {
 	today := rules.Today(m.now())
 	ctx := context.Background()
-	account, _, carnetID, ok, err := m.tokenRef(ctx, aliasDoc, token)
+	account, _, carnetID, ok, err := m.docRef(ctx, token)
 	if err != nil || !ok || carnetID == 0 {
 		return CarnetView{}, false
 	}

@@ -149,7 +149,7 @@ func (m *Module) buildCarnet(req *carnetReq, p *auth.Principal, base string) (*C
 	cn := &Carnet{ID: cnID, Account: p.AccountID, Repeats: n, SplitItems: split, CustomID: cid,
 		NotificationURL: nurl, Items: items, Customer: cust, ExpireAt: first.Format(dateLayout), Configurations: conf,
 		Message: msg, Discount: disc, ConditionalDiscount: cond, CreatedAt: now,
-		NotifToken: notificationToken(), DocToken: randomHex(16)}
+		NotifToken: notificationToken(), DocToken: carnetDocToken()}
 	for i := 0; i < n; i++ {
 		due := rules.AddMonthsClamped(first, i)
 		id := id0 + int64(i)
@@ -163,7 +163,7 @@ func (m *Module) buildCarnet(req *carnetReq, p *auth.Principal, base string) (*C
 			b.ConditionalDiscount = cond
 		}
 		cn.Parcels = append(cn.Parcels, &Charge{ID: id, Account: p.AccountID, CarnetID: cn.ID, Parcel: i + 1,
-			Total: values[i], Items: items, CreatedAt: now, DocToken: randomHex(16),
+			Total: values[i], Items: items, CreatedAt: now, DocToken: parcelDocToken(cn.DocToken, i+1),
 			Payment: &Payment{Method: MethodBillet, CreatedAt: now, Message: msg, Billet: b}})
 		cn.Value += values[i]
 	}

@@ -244,7 +244,9 @@ func (m *Module) writeIndex(tx *store.Tx, u *update) error {
 		}
 		docs = append(docs, store.AliasRow{Key: cn.DocToken, Owner: owner, Ref: account})
 		for _, p := range cn.Parcels {
-			docs = append(docs, store.AliasRow{Key: p.DocToken, Owner: "c" + idKey(p.ID), Ref: account})
+			if p.DocToken != parcelDocToken(cn.DocToken, p.Parcel) {
+				docs = append(docs, store.AliasRow{Key: p.DocToken, Owner: "c" + idKey(p.ID), Ref: account})
+			}
 			m.owners.put(account, p.ID, cn.ID)
 		}
 	}
@@ -258,6 +260,44 @@ func (m *Module) writeIndex(tx *store.Tx, u *update) error {
 		docs = append(docs, store.AliasRow{Key: c.DocToken, Owner: owner, Ref: account})
 	}
 	return tx.PutAliases(aliasDoc, "", docs)
+}
+
+// A carnet's document token is 30 random hex digits and "00"; its
+// parcels' are the same 30 digits and the parcel's number in hex, so one
+// alias (the carnet's) finds them all. Parcels stored before, and beyond
+// the 255th, have random tokens and aliases of their own.
+func carnetDocToken() string { return randomHex(15) + "00" }
+
+func parcelDocToken(carnet string, parcel int) string {
+	if len(carnet) != 32 || !strings.HasSuffix(carnet, "00") || parcel < 1 || parcel > 255 {
+		return randomHex(16)
+	}
+	return carnet[:30] + fmt.Sprintf("%02x", parcel)
+}
+
+// docRef resolves a document token: the account and the charge or carnet.
+func (m *Module) docRef(ctx context.Context, token string) (account string, chargeID, carnetID int64, ok bool, err error) {
+	account, chargeID, carnetID, ok, err = m.tokenRef(ctx, aliasDoc, token)
+	if err != nil || ok || len(token) != 32 || strings.HasSuffix(token, "00") {
+		return account, chargeID, carnetID, ok, err
+	}
+	n, perr := strconv.ParseUint(token[30:], 16, 8)
+	if perr != nil {
+		return "", 0, 0, false, nil
+	}
+	account, _, cid, ok, err := m.tokenRef(ctx, aliasDoc, token[:30]+"00")
+	if err != nil || !ok || cid == 0 {
+		return "", 0, 0, false, err
+	}
+	cn, err := m.carnets.Get(ctx, account, idKey(cid))
+	if err != nil || cn == nil || int(n) > len(cn.Parcels) {
+		return "", 0, 0, false, err
+	}
+	p := cn.Parcels[n-1]
+	if p.DocToken != token {
+		return "", 0, 0, false, nil
+	}
+	return account, p.ID, 0, true, nil
 }
 
 // tokenRef resolves a notification or document token: the account and
