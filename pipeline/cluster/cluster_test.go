@@ -81,11 +81,15 @@ func newEnv(t testing.TB) *env {
 	addr := l.Addr().String()
 	l.Close()
 	cmd := exec.Command(e.bin, "sandbox", "--addr", addr, "--data", data, "--client-id", clientID, "--client-secret", clientSecret, "--log-level", "error")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	sbLog, err := os.Create(filepath.Join(e.work, "sandbox.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = sbLog, sbLog
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait(); sbLog.Close() })
 	e.url = "http://" + addr
 	for i := 0; ; i++ {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
