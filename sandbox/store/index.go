@@ -11,8 +11,9 @@ import (
 	"sync"
 )
 
-// Index is a secondary index row: what a listing filters and orders on, or
-// an alias (a token, a location) that leads to a document. Several rows
+// Index is a secondary index row: what a listing filters and orders on.
+// Queries are served by two indexes: (N, id) with the S columns, and
+// (I1, N, id) for an equality or range on I1 (a batch, a day). Several rows
 // may lead to one document (the parcels of a carnet), so a row names its
 // Owner, the id of the document that holds it. The meaning of S1..S4 and
 // I1..I3 is the writing module's; a row is replaced whole by PutIndex.

@@ -590,6 +590,7 @@ CREATE TABLE IF NOT EXISTS idx (
 	PRIMARY KEY (kind, account, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id, s1, s2, s3, s4);
+CREATE INDEX IF NOT EXISTS idx_i1 ON idx(kind, account, i1, n, id);
 CREATE TABLE IF NOT EXISTS alias (
 	kind    TEXT NOT NULL,
 	account TEXT NOT NULL,
@@ -706,6 +707,7 @@ var pgSchema = []string{
 		i1 BIGINT NOT NULL, i2 BIGINT NOT NULL, i3 BIGINT NOT NULL, i4 BIGINT NOT NULL,
 		PRIMARY KEY (kind, account, id))`,
 	`CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id)`,
+	`CREATE INDEX IF NOT EXISTS idx_i1 ON idx(kind, account, i1, n, id)`,
 	`CREATE TABLE IF NOT EXISTS alias (
 		kind    TEXT NOT NULL,
 		account TEXT NOT NULL,
