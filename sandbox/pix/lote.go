@@ -319,10 +319,12 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		if old == nil {
 			// A re-PUT does not take back a txid that went on to another batch:
 			// that item is denied when processed.
-			for _, it := range l.Items {
-				if err := tx.PutAlias(idxClaim, ai.ID, it.Txid, id, ""); err != nil {
-					return storeErr(err)
-				}
+			claims := make([]store.AliasRow, len(l.Items))
+			for i, it := range l.Items {
+				claims[i] = store.AliasRow{Key: it.Txid, Owner: id}
+			}
+			if err := tx.PutAliases(idxClaim, ai.ID, claims); err != nil {
+				return storeErr(err)
 			}
 		}
 		return nil
@@ -587,10 +589,8 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 				changed = append(changed, ch)
 			}
 		}
-		for _, c := range changed {
-			if err := m.saveCharge(tx, accountID, c); err != nil {
-				return err
-			}
+		if err := m.saveCharges(tx, accountID, changed); err != nil {
+			return err
 		}
 		return m.saveLote(tx, accountID, l)
 	})

@@ -105,12 +105,8 @@ func flag(b bool) string {
 	return ""
 }
 
-// saveCharge writes charge c of account with its index rows.
-func (m *Module) saveCharge(tx *store.Tx, account string, c *charge) error {
-	txid := c.Body.Txid
-	if err := m.charges.Put(tx, account, txid, c); err != nil {
-		return err
-	}
+// chargeIndex is the index row of charge c.
+func chargeIndex(c *charge) store.Index {
 	ix := store.Index{N: c.Created.UnixNano(), S1: c.Kind, S2: c.Body.Status}
 	if d := c.Body.Devedor; d != nil {
 		ix.S3, ix.S4 = d.CPF, d.CNPJ
@@ -118,7 +114,16 @@ func (m *Module) saveCharge(tx *store.Tx, account string, c *charge) error {
 	if c.LoteID != "" {
 		ix.I1, _ = strconv.ParseInt(c.LoteID, 10, 64)
 	}
-	if err := tx.PutIndex(storeCharge, account, txid, ix); err != nil {
+	return ix
+}
+
+// saveCharge writes charge c of account with its index rows.
+func (m *Module) saveCharge(tx *store.Tx, account string, c *charge) error {
+	txid := c.Body.Txid
+	if err := m.charges.Put(tx, account, txid, c); err != nil {
+		return err
+	}
+	if err := tx.PutIndex(storeCharge, account, txid, chargeIndex(c)); err != nil {
 		return err
 	}
 	if c.Body.Location != "" {
@@ -127,6 +132,33 @@ func (m *Module) saveCharge(tx *store.Tx, account string, c *charge) error {
 		}
 	}
 	return nil
+}
+
+// saveCharges is saveCharge for many charges of one account (a batch),
+// in a few statements.
+func (m *Module) saveCharges(tx *store.Tx, account string, cs []*charge) error {
+	docs := make([]store.DocRow[charge], 0, len(cs))
+	rows := make([]store.IndexRow, 0, len(cs))
+	var locs []store.AliasRow
+	for _, c := range cs {
+		txid := c.Body.Txid
+		raw, err := m.charges.Encode(account, txid, c)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, store.DocRow[charge]{ID: txid, Raw: raw, V: c})
+		rows = append(rows, store.IndexRow{ID: txid, Index: chargeIndex(c)})
+		if c.Body.Location != "" {
+			locs = append(locs, store.AliasRow{Key: c.Body.Location, Owner: txid, Ref: account})
+		}
+	}
+	if err := m.charges.PutMany(tx, account, docs); err != nil {
+		return err
+	}
+	if err := tx.PutIndexes(storeCharge, account, rows); err != nil {
+		return err
+	}
+	return tx.PutAliases(idxLoc, "", locs)
 }
 
 // saveLote writes batch l of account with its index row.

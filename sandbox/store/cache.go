@@ -287,3 +287,37 @@ func (c *Cache[T]) getMany(tx *Tx, ctx context.Context, account string, ids []st
 	}
 	return out, nil
 }
+
+// DocRow is one document of PutMany.
+type DocRow[T any] struct {
+	ID  string
+	Raw []byte // the stored form of V (Encode)
+	V   *T
+}
+
+// PutMany writes several documents of one account in a few statements
+// (PutRaw for each, batched).
+func (c *Cache[T]) PutMany(tx *Tx, account string, rows []DocRow[T]) error {
+	const per = 100
+	for i := 0; i < len(rows); i += per {
+		part := rows[i:min(len(rows), i+per)]
+		args := make([]any, 0, 5*len(part))
+		for _, r := range part {
+			args = append(args, c.kind, account, r.ID, r.Raw, tx.now)
+			tx.markWritten(c.kind, account, r.ID)
+		}
+		q := tx.s.be.rebind("INSERT INTO doc(kind, account, id, json, updated_at) VALUES " + values(len(part), 5) +
+			" ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at")
+		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+			return fmt.Errorf("store: put %d documents %s/%s: %w", len(part), c.kind, account, err)
+		}
+	}
+	if c.max > 0 {
+		tx.OnCommit(func() {
+			for _, r := range rows {
+				c.install(cacheKey{account, r.ID}, r.V)
+			}
+		})
+	}
+	return nil
+}
