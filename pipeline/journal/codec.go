@@ -171,7 +171,7 @@ func (c *codec) encode(base, v []byte) []byte {
 	start := len(d.b) + len(base)
 	t.index(buf, max(0, len(d.b)-lzMinMatch+1), start)
 	format := byte(fmtLZ)
-	if p, ok := packHex(buf[:start], v); ok {
+	if p, ok := packHex(buf[:start], v, base); ok {
 		buf, format = p, fmtLZHex
 	}
 	out := binary.AppendUvarint(append(make([]byte, 0, 16+len(v)/3), format), uint64(n))

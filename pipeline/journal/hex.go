@@ -7,10 +7,11 @@ import (
 
 // Runs of lowercase hex digits in a value (the service's tokens, txids
 // and hashes: random, so the LZ coder can only copy them a byte a
-// character) are packed two digits to a byte before the value is coded: a
-// run of at least hexMinRun digits with a letter among them becomes
-// hexMark, the uvarint count of digit pairs and the pairs' bytes; a run of
-// odd length leaves its last digit as it is. hexMark is a control byte,
+// character) are packed two digits to a byte before the value is coded:
+// the part of a run from its first letter (a-f) to its last, when that is
+// at least hexMinRun digits, becomes hexMark, the uvarint count of digit
+// pairs and the pairs' bytes; the digits before and after it (and an odd
+// one at its end) stay as they are. hexMark is a control byte,
 // which JSON text never holds raw (json.Marshal escapes it): a value that
 // holds one is not packed.
 const (
@@ -29,9 +30,11 @@ func nibble(c byte) byte {
 	return c - 'a' + 10
 }
 
-// packHex appends v with its hex runs packed to dst; false when nothing
-// was packed (the value is coded as it is).
-func packHex(dst, v []byte) ([]byte, bool) {
+// packHex appends v with its hex runs packed to dst, but for the runs
+// base holds (the LZ coder copies those from base for a few bytes: a cobv
+// result repeats its row's txid); false when nothing was packed (the
+// value is coded as it is).
+func packHex(dst, v, base []byte) ([]byte, bool) {
 	if bytes.IndexByte(v, hexMark) >= 0 {
 		return nil, false
 	}
@@ -42,22 +45,32 @@ func packHex(dst, v []byte) ([]byte, bool) {
 			i++
 			continue
 		}
-		j, letter := i, false
+		// the run [i, j); what is packed is from its first letter to its
+		// last: digits around a token are often constant text the coder
+		// copies (a Pix code's "5204000053039865802BR…" after the txid)
+		j, first, last := i, -1, -1
 		for j < len(v) && isHex(v[j]) {
-			letter = letter || v[j] >= 'a'
+			if v[j] >= 'a' {
+				if first < 0 {
+					first = j
+				}
+				last = j
+			}
 			j++
 		}
-		if j-i < hexMinRun || !letter {
+		pairs := (last + 1 - first) / 2
+		if first < 0 || 2*pairs < hexMinRun || bytes.Contains(base, v[first:first+2*pairs]) {
 			dst = append(dst, v[i:j]...)
 			i = j
 			continue
 		}
-		pairs := (j - i) / 2
+		dst = append(dst, v[i:first]...)
 		dst = binary.AppendUvarint(append(dst, hexMark), uint64(pairs))
-		for k := i; k < i+2*pairs; k += 2 {
+		for k := first; k < first+2*pairs; k += 2 {
 			dst = append(dst, nibble(v[k])<<4|nibble(v[k+1]))
 		}
-		i += 2 * pairs // an odd run's last digit goes as it is
+		dst = append(dst, v[first+2*pairs:j]...)
+		i = j
 		packed = true
 	}
 	return dst, packed
