@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"remessa/rules"
 	"remessa/sandbox/auth"
@@ -22,7 +23,7 @@ import (
 //
 // and aliases (store.Alias):
 //
-//	idxLoc       account "", key location  Owner txid  Ref account (the BR Code's payload URL)
+//	idxLoc       account "", key the location's last element  Owner txid  Ref account (the BR Code's payload URL)
 //	idxClaim     key txid      Owner the batch that last took it (only while no charge has the txid)
 //	idxE2E       key endToEndId of a send  Owner idEnvio
 const (
@@ -127,7 +128,7 @@ func (m *Module) saveCharge(tx *store.Tx, account string, c *charge) error {
 		return err
 	}
 	if c.Body.Location != "" {
-		if err := tx.PutAlias(idxLoc, "", c.Body.Location, txid, account); err != nil {
+		if err := tx.PutAlias(idxLoc, "", locKey(c.Body.Location), txid, account); err != nil {
 			return err
 		}
 	}
@@ -149,7 +150,7 @@ func (m *Module) saveCharges(tx *store.Tx, account string, cs []*charge) error {
 		docs = append(docs, store.DocRow[charge]{ID: txid, Raw: raw, V: c})
 		rows = append(rows, store.IndexRow{ID: txid, Index: chargeIndex(c)})
 		if c.Body.Location != "" {
-			locs = append(locs, store.AliasRow{Key: c.Body.Location, Owner: txid, Ref: account})
+			locs = append(locs, store.AliasRow{Key: locKey(c.Body.Location), Owner: txid, Ref: account})
 		}
 	}
 	if err := m.charges.PutMany(tx, account, docs); err != nil {
@@ -269,11 +270,25 @@ func (r reader) claim(account, txid string) (string, error) {
 	return c.LoteID, nil
 }
 
+// locKey is the alias key of a location: its last path element (32 hex
+// digits derived from the account and the loc id, unique without the host
+// the client reached the sandbox by).
+func locKey(loc string) string {
+	if i := strings.LastIndexByte(loc, '/'); i >= 0 {
+		return loc[i+1:]
+	}
+	return loc
+}
+
 // chargeByLoc finds the charge whose payload location is loc.
 func (r reader) chargeByLoc(loc string) (account, txid string, err error) {
-	a, ok, err := r.alias(idxLoc, "", loc)
+	a, ok, err := r.alias(idxLoc, "", locKey(loc))
 	if err != nil || !ok {
 		return "", "", err
+	}
+	c, err := r.charge(a.Ref, a.Owner)
+	if err != nil || c == nil || c.Body.Location != loc {
+		return "", "", err // another host's location with the same suffix: not this BR Code
 	}
 	return a.Ref, a.Owner, nil
 }
