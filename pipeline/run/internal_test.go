@@ -3,6 +3,9 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -185,5 +188,64 @@ func TestStoredResBarcodes(t *testing.T) {
 	want, _ := json.Marshal(res)
 	if string(got) != string(want) {
 		t.Fatalf("read back\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestSeedInputChanged: the second pass over the input must give the rows
+// of the first; otherwise the seed fails with a usage error and leaves
+// the journal without rows.
+func TestSeedInputChanged(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	csv := "Código;Nome;CPF;Valor\nA1;Ana;52998224725;10,00\nB2;Bia;11144477735;20,00\n"
+	job := `version: 1
+name: Semente
+input: {file: p.csv, key: Código}
+issue:
+  boletos:
+    due: +15d
+    items: [{name: "Serviço", value: "{{ .Valor }}"}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jb, err := pipeline.Load(filepath.Join(dir, "job.yaml"), pipeline.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := newRowIDs()
+	sum, err := pipeline.ValidateStream(ctx, jb, pipeline.Handler{Item: func(it *pipeline.Item) error { first.add(rowIdentity(it)); return nil }})
+	if err != nil || sum.Accepted != 2 {
+		t.Fatalf("first pass: %+v %v", sum, err)
+	}
+	for name, c := range map[string]struct {
+		sum pipeline.Summary
+		ids string
+	}{
+		"same rows":       {*sum, first.sum()},
+		"other rows":      {*sum, newRowIDs().sum()},
+		"other amounts":   {pipeline.Summary{Rows: 2, Accepted: 2, AcceptedCents: sum.AcceptedCents + 1}, first.sum()},
+		"one row refused": {pipeline.Summary{Rows: 2, Accepted: 1, Refused: 1, AcceptedCents: sum.AcceptedCents}, first.sum()},
+	} {
+		j, err := journal.Create(filepath.Join(t.TempDir(), journal.FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = seed(ctx, j, jb, Meta{RunID: "20270101-000000-abcdef", Kind: results.Boletos}, &c.sum, c.ids)
+		counts, cerr := j.StateCounts(ctx)
+		j.Close()
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		var ue *UsageError
+		switch {
+		case name == "same rows" && (err != nil || counts[journal.RowPending] != 2):
+			t.Fatalf("%s: %v, rows %v", name, err, counts)
+		case name != "same rows" && (!errors.As(err, &ue) || !strings.Contains(ue.Msg, "mudou") || len(counts) != 0):
+			t.Fatalf("%s: %v, rows %v", name, err, counts)
+		}
 	}
 }
