@@ -62,9 +62,10 @@ type scaleReq struct {
 // scaleRes is what the child reports.
 type scaleRes struct {
 	RunDir                   string
-	Seconds                  float64 // run.Run alone
-	CPUSeconds               float64 // the child's user and system CPU time
-	HWMkB                    int     // the child's VmHWM after the run
+	Seconds                  float64        // run.Run alone
+	CPUSeconds               float64        // the child's user and system CPU time
+	HWMkB                    int            // the child's VmHWM after the run
+	Calls                    map[string]int // calls journaled per route
 	Exit                     int
 	Issued, Refused, Denied  int
 	Ambiguous, Pending, Rows int
@@ -111,6 +112,17 @@ func scaleChild(spec string) int {
 	res := scaleRes{RunDir: out.Dir, Seconds: el.Seconds(), CPUSeconds: cpu.Seconds(), HWMkB: hwm, Exit: out.ExitCode(),
 		Issued: tot.Issued.Rows, Refused: tot.Refused.Rows, Denied: tot.Denied.Rows,
 		Ambiguous: tot.Ambiguous.Rows, Pending: tot.Pending.Rows, Rows: tot.In.Rows}
+	if j, err := journal.Open(filepath.Join(out.Dir, journal.FileName)); err == nil {
+		if cc, err := j.CallCounts(context.Background()); err == nil {
+			res.Calls = map[string]int{}
+			for route, by := range cc {
+				for _, n := range by {
+					res.Calls[route] += n
+				}
+			}
+		}
+		j.Close()
+	}
 	line, _ := json.Marshal(res)
 	fmt.Printf("\n%s%s\n", scaleChildPrefix, line)
 	return 0
@@ -324,6 +336,7 @@ func BenchmarkRunCobvScale(b *testing.B) {
 				checkScale(b, n, r)
 				sum.add(r, n, "")
 				sum.sandboxCPU += (procCPU(sb.cmd.Process.Pid) - sbCPU).Seconds() * 1e6 / float64(n)
+				b.Logf("calls: %v", r.Calls)
 				os.RemoveAll(runs)
 				b.StartTimer()
 			}
