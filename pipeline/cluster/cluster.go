@@ -260,6 +260,7 @@ func Enqueue(ctx context.Context, c *river.Client[pgx.Tx], units []UnitArgs) err
 type Progress struct {
 	Total, Completed, Running, Waiting, Failed int
 	Errors                                     []string // the last error of each discarded unit
+	Retrying                                   []string // the last error of each unit waiting to be tried again
 }
 
 // Done reports whether no unit will run again.
@@ -285,6 +286,13 @@ func UnitProgress(ctx context.Context, c *river.Client[pgx.Tx], runID string) (P
 				p.Failed++
 				if n := len(j.Errors); n > 0 {
 					p.Errors = append(p.Errors, j.Errors[n-1].Error)
+				}
+			case rivertype.JobStateRetryable:
+				p.Waiting++
+				if n := len(j.Errors); n > 0 {
+					var a UnitArgs
+					json.Unmarshal(j.EncodedArgs, &a)
+					p.Retrying = append(p.Retrying, fmt.Sprintf("unidade %d, tentativa %d: %s", a.Unit, j.Attempt, j.Errors[n-1].Error))
 				}
 			default:
 				p.Waiting++

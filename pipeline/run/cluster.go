@@ -174,7 +174,11 @@ func awaitCluster(ctx context.Context, db *cluster.DB, c *river.Client[pgx.Tx], 
 			break
 		}
 		if !opts.Quiet && time.Since(last) >= 2*time.Second {
-			say(opts, fmt.Sprintf("unidades: %d de %d concluídas, %d em execução, %d na fila", p.Completed, p.Total, p.Running, p.Waiting))
+			line := fmt.Sprintf("unidades: %d de %d concluídas, %d em execução, %d na fila", p.Completed, p.Total, p.Running, p.Waiting)
+			if len(p.Retrying) > 0 {
+				line += fmt.Sprintf("; %d a tentar de novo (%s)", len(p.Retrying), p.Retrying[0])
+			}
+			say(opts, line)
 			last = time.Now()
 		}
 		sleepCtx(ctx, 300*time.Millisecond)

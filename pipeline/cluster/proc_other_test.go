@@ -1,0 +1,7 @@
+//go:build !linux
+
+package cluster_test
+
+import "os/exec"
+
+func dieWithTest(*exec.Cmd) {}
