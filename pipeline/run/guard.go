@@ -92,10 +92,6 @@ func keyHash(identity string) int64 {
 	return int64(h.Sum64())
 }
 
-// keysSHA256 hashes the ordered row identities of a run (each with its
-// length), so the same rows in the same order are one comparison.
-func keysSHA256(keys []string) string { return idsOf(keys).sum() }
-
 // exists says whether the folder has an index (or one to import).
 func (x *Index) exists() bool {
 	for _, p := range []string{x.Path, x.legacyPath()} {
@@ -218,7 +214,7 @@ const insertChunk = 500
 
 func appendTx(ctx context.Context, tx *sql.Tx, e Entry, ids *rowIDs) error {
 	if ids == nil {
-		ids = idsOf(e.Keys)
+		ids = idsOf(e.Keys, false)
 	}
 	var old int64
 	if tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE run_id = ?`, e.RunID).Scan(&old) == nil {
@@ -432,7 +428,7 @@ func (x *Index) earlier(ctx context.Context, q earlierQuery) (*Entry, string, er
 	defer db.Close()
 	ids := q.IDs
 	if ids == nil {
-		ids = idsOf(q.Keys)
+		ids = idsOf(q.Keys, true)
 	}
 	if !q.Again {
 		same, err := scanRuns(ctx, db, `WHERE job_sha256 = ? AND input_sha256 = ? AND service = ? AND keys_sha256 = ?`,

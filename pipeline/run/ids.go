@@ -32,12 +32,17 @@ type idOrd struct {
 
 func newRowIDs() *rowIDs { return &rowIDs{sha: sha256.New()} }
 
-// idsOf is the rowIDs of identities given in order, which also name them.
-func idsOf(keys []string) *rowIDs {
+// idsOf is the rowIDs of identities given in order; named, they also
+// name the rows (the examples of a warning).
+func idsOf(keys []string, named bool) *rowIDs {
 	r := newRowIDs()
-	r.names = make(map[int]string, len(keys))
+	if named {
+		r.names = make(map[int]string, len(keys))
+	}
 	for i, k := range keys {
-		r.names[i] = k
+		if named {
+			r.names[i] = k
+		}
 		r.add(k)
 	}
 	return r
@@ -56,7 +61,8 @@ func (r *rowIDs) add(identity string) {
 
 func (r *rowIDs) len() int { return r.n }
 
-// sum is keysSHA256 of the identities added.
+// sum is the SHA-256 of the identities added, each after its length (the
+// runs index's keys_sha256).
 func (r *rowIDs) sum() string { return hex.EncodeToString(r.sha.Sum(nil)) }
 
 // byHash returns the rows sorted by hash (then position); add must not
