@@ -118,33 +118,32 @@ func (e *executor) runCobv(ctx context.Context) error {
 }
 
 // denySplit denies the pending rows of a split configuration the service
-// refused (nothing of them is sent) and records the refusal, in one
-// transaction.
+// refused (nothing of them is sent), a page of rows to a transaction, and
+// then records the refusal: a run stopped in between is resumed by
+// sending the configuration again, which the service refuses again, and
+// the rows still pending are denied then.
 func (e *executor) denySplit(ctx context.Context, key string, p results.Problem) error {
-	var deny []*jrow
+	ctx = context.WithoutCancel(ctx)
 	err := e.eachPage(ctx, journal.Page{After: -1, Only: []string{journal.RowPending}}, decodeCobv, func(rows []*jrow) (bool, error) {
-		for _, r := range rows {
-			if r.req.SplitKey == key {
-				r.cobv = nil // the request is not needed any more
-				deny = append(deny, r)
+		return true, e.j.Tx(ctx, func(tx *journal.Tx) error {
+			for _, r := range rows {
+				if r.req.SplitKey != key {
+					continue
+				}
+				res := r.info
+				res.Problems = []results.Problem{p}
+				rb, _ := json.Marshal(res)
+				if err := tx.SetRow(r.idx, journal.RowDenied, rb); err != nil {
+					return err
+				}
 			}
-		}
-		return true, nil
+			return nil
+		})
 	})
 	if err != nil {
 		return err
 	}
-	return e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
-		for _, r := range deny {
-			res := r.info
-			res.Problems = []results.Problem{p}
-			rb, _ := json.Marshal(res)
-			if err := tx.SetRow(r.idx, journal.RowDenied, rb); err != nil {
-				return err
-			}
-		}
-		return tx.SetSplit(key, "refused")
-	})
+	return e.j.Tx(ctx, func(tx *journal.Tx) error { return tx.SetSplit(key, "refused") })
 }
 
 // batchRows reads a batch's rows from the journal: the accepted rows with
