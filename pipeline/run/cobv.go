@@ -243,11 +243,19 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 			}
 		}
 		e.prog.phase(fmt.Sprintf("lote %d (%s) enviado: %d cobranças", b.Num, b.ID, len(rows)))
-		// poll with backoff until every item is CRIADA or NEGADA
+		// poll with backoff until every item is CRIADA or NEGADA; the
+		// first poll waits for about 3/4 of the time the last batch took
+		// (polls answer with every item: each one the service need not
+		// serve is 1,000 items' work saved)
 		wait := 50 * time.Millisecond
 		maxWait := e.opts.PollMax
 		if maxWait <= 0 {
 			maxWait = 2 * time.Second
+		}
+		sent := time.Now()
+		if d := min(time.Duration(e.finalAfter.Load())*3/4, 4*maxWait); d > wait {
+			sleepCtx(ctx, d)
+			wait = min(max(wait, d/4), maxWait)
 		}
 		var lote *api.LoteCobV
 		for {
@@ -262,6 +270,7 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 				}
 			} else if l.Done() {
 				lote = l
+				e.finalAfter.Store(int64(time.Since(sent)))
 				break
 			}
 			sleepCtx(ctx, wait)

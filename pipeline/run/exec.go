@@ -77,6 +77,9 @@ type executor struct {
 	runStart time.Time
 	// unit limits the executor to one unit of the run's work (nil: all)
 	unit *unitScope
+	// finalAfter is how long the last cobv batch took from its PUT to
+	// final (time.Duration), for the first poll of the next
+	finalAfter atomic.Int64
 }
 
 // execute connects to the service and drives every unfinished row of the
