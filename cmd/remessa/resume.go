@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		Name:    "resume",
 		Summary: "continua uma execução interrompida a partir do seu journal (cota, queda, kill -9)",
-		Usage:   "RUN_DIR [--concurrency N] [--quota N] [--base-url URL] [--pix-base-url URL] [--quiet] [--log-format text|json]",
+		Usage:   "RUN_DIR|RUN_ID [--db postgres://…] [--concurrency N] [--quota N] [--base-url URL] [--pix-base-url URL] [--quiet] [--log-format text|json]",
 		Run:     runResume,
 	})
 }
@@ -39,6 +39,12 @@ func runResume(args []string, stdout, stderr io.Writer) int {
 	run.Version = version()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out, err := run.Resume(ctx, pos[0], opts)
+	var out *run.Outcome
+	if dsn := dbOf(*f.db, pos); dsn != "" {
+		opts.DB = dsn
+		out, err = run.ResumeCluster(ctx, pos[0], opts) // worker.go
+	} else {
+		out, err = run.Resume(ctx, pos[0], opts)
+	}
 	return finishRun(out, err, stdout, stderr, *f.lang)
 }

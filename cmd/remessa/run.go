@@ -54,6 +54,9 @@ func bindRunFlags(c *command, stdout, stderr io.Writer, isRun bool) (*runFlags, 
 		lang:        fs.String("lang", "pt", "idioma das mensagens: pt ou en"),
 		sandboxDir:  fs.String("sandbox-data", "", "pasta de dados do sandbox embutido (padrão <pasta dos relatórios>/.sandbox)"),
 	}
+	if !isRun {
+		f.db = fs.String("db", "", "banco Postgres: RUN_DIR é o id de uma execução de lá; as unidades que desistiram voltam à fila (worker.go)")
+	}
 	if isRun {
 		f.yes = fs.Bool("yes", false, "produção: não pede confirmação")
 		f.again = fs.Bool("again", false, "executa mesmo que o mesmo job já tenha rodado com a mesma planilha (emite de novo)")

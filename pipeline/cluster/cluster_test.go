@@ -207,6 +207,11 @@ func (e *env) job(t testing.TB, kind, prefix string, n, batch int) string {
     repeats: 2
     first_due: +20d
     items: [{name: "Mensalidade {{ .Código }}", value: "{{ .Valor }}"}]`
+	if kind == "boletos" {
+		issue = `  boletos:
+    due: +15d
+    items: [{name: "Serviço {{ .Código }}", value: "{{ .Valor }}"}]`
+	}
 	if kind == "cobv" {
 		issue = fmt.Sprintf(`  cobv:
     due: +25d
@@ -256,7 +261,7 @@ func (e *env) checkOnce(t testing.TB, res *results.Results, kind string, n int) 
 	switch kind {
 	case "carnets":
 		perCID := map[string]map[int64]int{}
-		for _, c := range e.listCarnetCharges(t) {
+		for _, c := range e.listCharges(t, "carnet") {
 			if c.CustomID == nil || !strings.HasPrefix(*c.CustomID, "rm-"+res.Run.ID+"-") || c.Payment == nil || c.Payment.Carnet == nil {
 				continue
 			}
@@ -278,6 +283,21 @@ func (e *env) checkOnce(t testing.TB, res *results.Results, kind string, n int) 
 				if r.CarnetID != id || parcels != 2 || r.Outcome != results.Issued {
 					t.Errorf("row %s: sandbox carnet %d (%d parcels), results carnet %d %s", r.Key, id, parcels, r.CarnetID, r.Outcome)
 				}
+			}
+		}
+	case "boletos":
+		perCID := map[string][]int64{}
+		for _, c := range e.listCharges(t, "billet") {
+			if c.CustomID != nil && strings.HasPrefix(*c.CustomID, "rm-"+res.Run.ID+"-") {
+				perCID[*c.CustomID] = append(perCID[*c.CustomID], c.ID)
+			}
+		}
+		if len(perCID) != n {
+			t.Errorf("%d custom_ids of run %s in the sandbox, want %d", len(perCID), res.Run.ID, n)
+		}
+		for _, r := range res.Rows {
+			if got := perCID[r.CustomID]; len(got) != 1 || len(r.ChargeIDs) != 1 || r.ChargeIDs[0] != got[0] {
+				t.Errorf("row %s: slips %v with custom_id %s in the sandbox (want exactly 1), results %v", r.Key, got, r.CustomID, r.ChargeIDs)
 			}
 		}
 	case "cobv":
@@ -325,11 +345,11 @@ type listed struct {
 	} `json:"payment"`
 }
 
-func (e *env) listCarnetCharges(t testing.TB) []listed {
+func (e *env) listCharges(t testing.TB, chargeType string) []listed {
 	t.Helper()
 	var all []listed
 	for page := 1; ; page++ {
-		q := url.Values{"charge_type": {"carnet"}, "begin_date": {time.Now().AddDate(0, 0, -2).Format("2006-01-02")},
+		q := url.Values{"charge_type": {chargeType}, "begin_date": {time.Now().AddDate(0, 0, -2).Format("2006-01-02")},
 			"end_date": {time.Now().AddDate(0, 0, 2).Format("2006-01-02")}, "limit": {"1000"}, "page": {strconv.Itoa(page)}}
 		resp, err := e.cl.Do(context.Background(), api.V1, http.MethodGet, "/v1/charges?"+q.Encode(), nil)
 		if err != nil {
@@ -401,6 +421,26 @@ func TestClusterTwoWorkers(t *testing.T) {
 	if err != nil || r2.Totals.Issued.Rows != 250 || r2.Run.ID != resV.Run.ID {
 		t.Errorf("report --db results: %v %+v", err, r2)
 	}
+	// slips, detached: run --detach returns the run id at once; resume
+	// --db waits for the workers and writes the results into the run folder
+	slips := e.job(t, "boletos", "B", 100, 0)
+	cmd = exec.Command(e.bin, "run", slips, "--db", e.dsn, "--base-url", e.url, "--detach")
+	cmd.Env = e.environ()
+	out, err = cmd.Output()
+	id := strings.TrimSpace(string(out))
+	if err != nil || strings.Count(id, "-") != 2 {
+		t.Fatalf("run --detach: %v, printed %q, want the run id", err, out)
+	}
+	cmd = exec.Command(e.bin, "resume", "--db", e.dsn, id, "--quiet")
+	cmd.Env = e.environ()
+	if out, err = cmd.CombinedOutput(); err != nil {
+		t.Fatalf("resume --db %s: %v\n%s", id, err, out)
+	}
+	resB, err := results.Load(filepath.Join(filepath.Dir(slips), "remessa-out", id, "results.json"))
+	if err != nil {
+		t.Fatalf("results of the detached run: %v\n%s", err, out)
+	}
+	e.checkOnce(t, resB, "boletos", 100)
 	// a password never shows: the DSN is masked in what the run prints
 	if masked := cluster.Mask("postgres://u:s3gr3d0@h/db"); strings.Contains(masked, "s3gr3d0") {
 		t.Errorf("Mask left the password: %s", masked)

@@ -306,3 +306,51 @@ func ClusterStatus(ctx context.Context, dsn, runID string) ([]ClusterRun, error)
 	}
 	return out, nil
 }
+
+// ResumeCluster enqueues the units of run runID (in the database at
+// opts.DB) again — River's uniqueness keeps the ones done, running or
+// waiting; a unit that gave up after all its attempts gets a new job — and
+// waits for them as run --db does, writing the results into the run's
+// folder when it is on this machine, else into ./<run id>.
+func ResumeCluster(ctx context.Context, runID string, opts Options) (*Outcome, error) {
+	db, err := cluster.Open(ctx, opts.DB)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	r, err := cluster.GetRun(ctx, db, runID)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, &UsageError{Msg: fmt.Sprintf("a execução %s não está no banco %s", runID, cluster.Mask(opts.DB))}
+	}
+	dir := r.Dir
+	if host, _ := os.Hostname(); host != r.Host || dir == "" {
+		dir = runID
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	j, err := journal.OpenPostgres(ctx, opts.DB, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	m, err := metaOf(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	us, _, err := units(ctx, j, m)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cluster.NewClient(db, cluster.ClientConfig{})
+	if err != nil {
+		return nil, err
+	}
+	if err := cluster.Enqueue(ctx, c, us); err != nil {
+		return nil, err
+	}
+	return awaitCluster(ctx, db, c, j, dir, opts, m, &Outcome{RunID: runID, Dir: dir})
+}
