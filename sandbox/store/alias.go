@@ -39,7 +39,7 @@ func (tx *Tx) DeleteAliases(kind, account string, keys []string) error {
 			args = append(args, k)
 		}
 		q := tx.s.be.rebind("DELETE FROM alias WHERE kind = ? AND account = ? AND key IN " + inList(len(part)))
-		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+		if _, err := tx.execSQL(q, args...); err != nil {
 			return fmt.Errorf("store: delete aliases %s/%s: %w", kind, account, err)
 		}
 	}
@@ -83,7 +83,7 @@ func (tx *Tx) GetAliases(kind, account string, keys []string) (map[string]Alias,
 			args = append(args, k)
 		}
 		q := tx.s.be.rebind("SELECT key, owner, ref FROM alias WHERE kind = ? AND account = ? AND key IN " + inList(len(part)))
-		rows, err := tx.tx.QueryContext(tx.ctx, q, args...)
+		rows, err := tx.querySQL(q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: get aliases %s/%s: %w", kind, account, err)
 		}
@@ -121,7 +121,7 @@ func (tx *Tx) PutAliases(kind, account string, rows []AliasRow) error {
 		}
 		q := tx.s.be.rebind("INSERT INTO alias(kind, account, key, owner, ref) VALUES " + values(len(part), 5) +
 			" ON CONFLICT(kind, account, key) DO UPDATE SET owner = excluded.owner, ref = excluded.ref")
-		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+		if _, err := tx.execSQL(q, args...); err != nil {
 			return fmt.Errorf("store: put aliases %s/%s: %w", kind, account, err)
 		}
 	}

@@ -308,7 +308,7 @@ func (c *Cache[T]) PutMany(tx *Tx, account string, rows []DocRow[T]) error {
 		}
 		q := tx.s.be.rebind("INSERT INTO doc(kind, account, id, json, updated_at) VALUES " + values(len(part), 5) +
 			" ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at")
-		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+		if _, err := tx.execSQL(q, args...); err != nil {
 			return fmt.Errorf("store: put %d documents %s/%s: %w", len(part), c.kind, account, err)
 		}
 	}

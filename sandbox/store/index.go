@@ -123,7 +123,7 @@ func (tx *Tx) PutIndexes(kind, account string, rows []IndexRow) error {
 		q := tx.s.be.rebind("INSERT INTO idx(kind, account, id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4) VALUES " + values(len(part), 13) +
 			` ON CONFLICT(kind, account, id) DO UPDATE SET owner = excluded.owner, n = excluded.n, s1 = excluded.s1,
 			 s2 = excluded.s2, s3 = excluded.s3, s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3, i4 = excluded.i4`)
-		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+		if _, err := tx.execSQL(q, args...); err != nil {
 			return fmt.Errorf("store: put indexes %s/%s: %w", kind, account, err)
 		}
 	}
@@ -375,7 +375,7 @@ func (tx *Tx) GetIndexes(kind, account string, ids []string) (map[string]Index, 
 			args = append(args, id)
 		}
 		q := tx.s.be.rebind("SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4 FROM idx WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
-		rows, err := tx.tx.QueryContext(tx.ctx, q, args...)
+		rows, err := tx.querySQL(q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: get indexes %s/%s: %w", kind, account, err)
 		}
@@ -410,7 +410,7 @@ func (tx *Tx) DeleteIndexes(kind, account string, ids []string) error {
 			args = append(args, id)
 		}
 		q := tx.s.be.rebind("DELETE FROM idx WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
-		if _, err := tx.tx.ExecContext(tx.ctx, q, args...); err != nil {
+		if _, err := tx.execSQL(q, args...); err != nil {
 			return fmt.Errorf("store: delete indexes %s/%s: %w", kind, account, err)
 		}
 	}

@@ -292,3 +292,71 @@ func TestRedact(t *testing.T) {
 		t.Fatalf("Open of an unreachable database: %v", err)
 	}
 }
+
+// Concurrent Tx calls are committed in groups: a call that fails or
+// panics is rolled back alone, its neighbours' writes stay, and a call
+// sees what an earlier call of its group wrote.
+func TestGroupCommitIsolatesFailures(t *testing.T) { forBackends(t, testGroupCommit) }
+
+func testGroupCommit(t *testing.T, be testBackend) {
+	s := openT(t, be.newDB(t))
+	ctx := context.Background()
+	c := NewCache(s, "g", CacheOpts[doc]{})
+	var wg sync.WaitGroup
+	const n = 60
+	errs := make([]error, n)
+	panics := make([]any, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { panics[i] = recover() }()
+			errs[i] = s.Tx(ctx, func(tx *Tx) error {
+				if err := c.Put(tx, "a", strconv.Itoa(i), &doc{Cents: int64(i)}); err != nil {
+					return err
+				}
+				// The shared counter: read-modify-write under the group.
+				var cnt doc
+				if _, err := tx.Get("cnt", "", "c", &cnt); err != nil {
+					return err
+				}
+				cnt.Cents++
+				if err := tx.Put("cnt", "", "c", cnt); err != nil {
+					return err
+				}
+				switch i % 10 {
+				case 3:
+					return fmt.Errorf("refused %d", i)
+				case 7:
+					panic(fmt.Sprintf("panic %d", i))
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	good := 0
+	for i := range n {
+		v, err := c.Get(ctx, "a", strconv.Itoa(i))
+		switch i % 10 {
+		case 3:
+			if errs[i] == nil || v != nil {
+				t.Errorf("call %d: err %v, doc %+v", i, errs[i], v)
+			}
+		case 7:
+			if panics[i] == nil || v != nil {
+				t.Errorf("call %d: panic %v, doc %+v", i, panics[i], v)
+			}
+		default:
+			good++
+			if errs[i] != nil || err != nil || v == nil || v.Cents != int64(i) {
+				t.Errorf("call %d: err %v, doc %+v (%v)", i, errs[i], v, err)
+			}
+		}
+	}
+	var cnt doc
+	s.Get(ctx, "cnt", "", "c", &cnt)
+	if cnt.Cents != int64(good) {
+		t.Fatalf("counter %d after %d committed calls", cnt.Cents, good)
+	}
+}

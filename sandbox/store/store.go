@@ -111,13 +111,17 @@ type Store struct {
 	path   string
 	tmpDir string // for Memory: removed by Close
 	be     backend
-	w      *sql.DB // writer (SQLite: one connection)
-	r      *sql.DB // readers
-	mu     sync.Mutex
+	w      *sql.DB    // writer (SQLite: one connection)
+	r      *sql.DB    // readers
+	mu     sync.Mutex // held by the group running its transaction
 	opts   Options
-	q      map[string]string    // rebound statements
-	stmts  map[string]*sql.Stmt // SQLite: hot statements prepared once on the writer
-	lists  *listCache           // SQLite: counts and page cursors (nil when shared)
+
+	gmu     sync.Mutex // the queue of Tx calls (group.go)
+	queue   []*txCall
+	leading bool
+	q       map[string]string    // rebound statements
+	stmts   map[string]*sql.Stmt // SQLite: hot statements prepared once on the writer
+	lists   *listCache           // SQLite: counts and page cursors (nil when shared)
 }
 
 // Open opens (creating if needed) the database at path with default
@@ -208,6 +212,17 @@ func (tx *Tx) stmt(name string) *sql.Stmt {
 	return nil
 }
 
+// execSQL and querySQL run a statement built per call (a multi-row
+// insert, an IN list) in the transaction. (They cannot be prepared once on
+// SQLite's single writer connection while a transaction holds it.)
+func (tx *Tx) execSQL(q string, args ...any) (sql.Result, error) {
+	return tx.tx.ExecContext(tx.ctx, q, args...)
+}
+
+func (tx *Tx) querySQL(q string, args ...any) (*sql.Rows, error) {
+	return tx.tx.QueryContext(tx.ctx, q, args...)
+}
+
 func (tx *Tx) queryRow(name string, args ...any) *sql.Row {
 	if st := tx.stmt(name); st != nil {
 		return st.QueryRowContext(tx.ctx, args...)
@@ -280,7 +295,7 @@ type Tx struct {
 	s        *Store
 	now      int64
 	onCommit []func()
-	written  map[docKey]bool // documents written (caches read them from the transaction)
+	written  map[docKey]bool // documents written in the database transaction (caches read them from it); shared by a group
 	touched  map[string]bool // index rows changed, per kind and account
 }
 
@@ -292,39 +307,20 @@ var ErrNotFound = errors.New("store: not found")
 
 // Tx runs fn in a write transaction; writers are serialised (on
 // PostgreSQL across every process sharing the database). If fn returns an
-// error or panics the transaction is rolled back, otherwise it is
-// committed (and durable, see the package doc) before Tx returns; then the
-// functions registered with OnCommit run, in order, still serialised with
-// the other writers. The cancellation of ctx (a client hanging up) does
-// not interrupt a transaction: a handler's write completes or fails on its
-// own merits. Inside fn read with tx.Get (it sees the transaction's
-// writes).
-func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
-	ctx = context.WithoutCancel(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sqlTx, err := s.be.begin(ctx, s.w)
-	if err != nil {
-		return fmt.Errorf("store: begin transaction: %w", err)
-	}
-	tx := &Tx{ctx: ctx, tx: sqlTx, s: s, now: time.Now().UnixMilli()}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = sqlTx.Rollback()
-		}
-	}()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
-	}
-	committed = true
-	for _, f := range tx.onCommit {
-		f()
-	}
-	return nil
+// error or panics its writes are rolled back, otherwise they are committed
+// (and durable, see the package doc) before Tx returns; then the functions
+// registered with OnCommit run, in order, still serialised with the other
+// writers. The cancellation of ctx (a client hanging up) does not
+// interrupt a transaction: a handler's write completes or fails on its own
+// merits. Inside fn read with tx.Get (it sees the transaction's writes and
+// those of the calls committed with it).
+//
+// Calls that arrive while another is running are committed together
+// (group commit, group.go): each runs in a savepoint of one database
+// transaction, so a failing one is rolled back alone, and one commit makes
+// them all durable before any returns.
+func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.group(context.WithoutCancel(ctx), fn)
 }
 
 // OnCommit registers f to run after the transaction commits (not if it

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Group commit: Tx calls queue; the first becomes the leader and runs the
+// queued calls (its own first) in one database transaction, each in a
+// savepoint, then commits once; it hands the lead to the next waiter if
+// more arrived meanwhile. A call alone runs without savepoints, as a plain
+// transaction.
+
+// maxGroup bounds the calls committed together.
+const maxGroup = 64
+
+type txCall struct {
+	ctx   context.Context
+	fn    func(tx *Tx) error
+	err   error
+	panic any
+	done  chan struct{} // closed when the call is finished
+	lead  chan struct{} // closed when the call must lead the next group
+}
+
+func (s *Store) group(ctx context.Context, fn func(tx *Tx) error) error {
+	c := &txCall{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
+	s.gmu.Lock()
+	s.queue = append(s.queue, c)
+	leader := !s.leading
+	if leader {
+		s.leading = true
+	}
+	s.gmu.Unlock()
+	if !leader {
+		select {
+		case <-c.done:
+		case <-c.lead:
+		}
+	}
+	select {
+	case <-c.done:
+	default:
+		// Lead: run what is queued (this call first), then hand over.
+		s.gmu.Lock()
+		n := min(len(s.queue), maxGroup)
+		batch := append([]*txCall(nil), s.queue[:n]...)
+		s.queue = s.queue[n:]
+		s.gmu.Unlock()
+		s.runGroup(batch)
+		s.gmu.Lock()
+		if len(s.queue) > 0 {
+			close(s.queue[0].lead)
+		} else {
+			s.leading = false
+		}
+		s.gmu.Unlock()
+		<-c.done
+	}
+	if c.panic != nil {
+		panic(c.panic)
+	}
+	return c.err
+}
+
+// runGroup runs the calls in one database transaction.
+func (s *Store) runGroup(batch []*txCall) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	finish := func(err error) {
+		for _, c := range batch {
+			if c.err == nil && c.panic == nil {
+				c.err = err
+			}
+			close(c.done)
+		}
+	}
+	sqlTx, err := s.be.begin(batch[0].ctx, s.w)
+	if err != nil {
+		finish(fmt.Errorf("store: begin transaction: %w", err))
+		return
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	now := time.Now().UnixMilli()
+	written := map[docKey]bool{}
+	var hooks []func()
+	ok := 0
+	for _, c := range batch {
+		tx := &Tx{ctx: c.ctx, tx: sqlTx, s: s, now: now, written: written}
+		if len(batch) == 1 {
+			c.err, c.panic = runFn(c.fn, tx)
+			if c.err == nil && c.panic == nil {
+				hooks = append(hooks, tx.onCommit...)
+				ok++
+			}
+			continue
+		}
+		if _, err := sqlTx.ExecContext(c.ctx, "SAVEPOINT g"); err != nil {
+			c.err = fmt.Errorf("store: savepoint: %w", err)
+			continue
+		}
+		c.err, c.panic = runFn(c.fn, tx)
+		if c.err != nil || c.panic != nil {
+			if _, err := sqlTx.ExecContext(c.ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
+				finish(fmt.Errorf("store: roll back to savepoint: %w", err))
+				return
+			}
+		}
+		if _, err := sqlTx.ExecContext(c.ctx, "RELEASE SAVEPOINT g"); err != nil {
+			finish(fmt.Errorf("store: release savepoint: %w", err))
+			return
+		}
+		if c.err == nil && c.panic == nil {
+			hooks = append(hooks, tx.onCommit...)
+			ok++
+		}
+	}
+	if ok == 0 {
+		finish(nil) // nothing to commit: rolled back by the deferred call
+		return
+	}
+	if err := sqlTx.Commit(); err != nil {
+		finish(fmt.Errorf("store: commit: %w", err))
+		return
+	}
+	committed = true
+	for _, h := range hooks {
+		h()
+	}
+	finish(nil)
+}
+
+// runFn runs fn, turning a panic into a value re-raised in the caller's
+// goroutine.
+func runFn(fn func(tx *Tx) error, tx *Tx) (err error, p any) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = v
+		}
+	}()
+	return fn(tx), nil
+}
