@@ -21,7 +21,9 @@ import (
 
 	"remessa/api"
 	"remessa/internal/pgtest"
+	"remessa/pipeline"
 	"remessa/pipeline/cluster"
+	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run/runtest"
 	"remessa/sandbox"
@@ -53,6 +55,8 @@ type env struct {
 	bin, dsn, url, work, chave string
 	lease                      time.Duration // the workers' --unit-timeout
 	urls                       []string      // sandbox instances the workers alternate between (none: url)
+	split                      string        // the YAML of a Pix split paying a second account
+	withSplit                  bool          // cobv jobs have the split
 	cl                         *api.Client
 	mu                         sync.Mutex
 	workers                    []*exec.Cmd
@@ -81,6 +85,17 @@ func newEnvWith(t testing.TB, shared bool, faults []string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// a second account, which a cobv job's Pix split pays
+	acc, err := srv.Auth().CreateAccount(context.Background(), "Federação")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.split = `
+    split:
+      divisao_tarifa: assumir_total
+      minha_parte: {tipo: porcentagem, valor: 80%}
+      repasses:
+        - {tipo: porcentagem, valor: 20%, cnpj: "` + acc.CNPJ + `", conta: "` + acc.Conta + `"}`
 	rn, err := srv.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +233,9 @@ func (e *env) job(t testing.TB, kind, prefix string, n, batch int) string {
     chave: "{{ .Chave }}"
     solicitacao: "Associado {{ .Código }}"
     batch: {size: %d}`, batch)
+		if e.withSplit {
+			issue += e.split
+		}
 	}
 	job := fmt.Sprintf("version: 1\nname: Cluster %s %s\ninput:\n  file: pagadores.csv\n  key: Código\nissue:\n%s\nservice: sandbox\nconcurrency: 8\nreports:\n  formats: [json]\n", kind, prefix, issue)
 	path := filepath.Join(dir, "job.yaml")
@@ -331,6 +349,11 @@ func (e *env) checkOnce(t testing.TB, res *results.Results, kind string, n int) 
 			if count[r.Txid] != 1 || r.PixCopiaECola == "" || r.Outcome != results.Issued {
 				t.Errorf("row %s: txid %s in the sandbox %d times (want 1), copia e cola %q, %s", r.Key, r.Txid, count[r.Txid], r.PixCopiaECola, r.Outcome)
 			}
+			if e.withSplit {
+				if sp, err := e.cl.GetCobSplit(context.Background(), true, r.Txid); err != nil || sp.Config.ID == "" {
+					t.Errorf("row %s: split link: %v %+v", r.Key, err, sp)
+				}
+			}
 		}
 	}
 }
@@ -374,7 +397,10 @@ func (e *env) listCharges(t testing.TB, chargeType string) []listed {
 // run folder's results.json says every row was issued. The runs index,
 // `remessa status --db` and `remessa report --db` read the same.
 func TestClusterTwoWorkers(t *testing.T) {
-	e := newEnv(t)
+	// the split configuration answers slowly: the other batches start
+	// while it is in flight, and must wait for it rather than send it too
+	e := newEnvWith(t, false, []string{"--fault-latency", "PUT /v2/gn/split/config/:id=1500ms"})
+	e.withSplit = true
 	e.startWorker(t, 1)
 	e.startWorker(t, 2)
 	cobv := e.job(t, "cobv", "V", 250, 50)
@@ -390,6 +416,16 @@ func TestClusterTwoWorkers(t *testing.T) {
 	}
 	e.checkOnce(t, resV, "cobv", 250)
 	e.checkOnce(t, resC, "carnets", 150)
+	// five batches on two workers sent the split configuration once
+	j, err := journal.OpenPostgres(context.Background(), e.dsn, resV.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := j.CallCounts(context.Background())
+	j.Close()
+	if err != nil || len(calls[pipeline.RouteSplitConfig]) != 1 || calls[pipeline.RouteSplitConfig][journal.CallOK] != 1 {
+		t.Errorf("split configuration calls %v (%v), want exactly one, ok", calls[pipeline.RouteSplitConfig], err)
+	}
 
 	// both workers took units (the log names each unit a worker started)
 	for _, w := range []string{"worker1.log", "worker2.log"} {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -113,6 +114,21 @@ func (w *unitWorker) Work(ctx context.Context, job *river.Job[cluster.UnitArgs])
 		return err
 	}
 	defer j.Close()
+	// a cobv run's split configurations are sent by the first unit that
+	// finds them pending; the others wait for it (lock 0 of the run), so
+	// no two workers send the same configuration
+	if splits, err := j.Splits(uctx); err != nil {
+		return err
+	} else if slices.ContainsFunc(splits, func(s journal.Split) bool { return s.State != "done" && s.State != "refused" }) {
+		sl, err := cluster.LockUnit(uctx, w.db, a.Run, 0)
+		if err != nil {
+			return fmt.Errorf("trava das configurações de split de %s: %w", a.Run, err)
+		}
+		if sl == nil {
+			return river.JobSnooze(lockWait)
+		}
+		defer sl.Release()
+	}
 	if w.o.Progress != nil {
 		fmt.Fprintf(w.o.Progress, "unidade %d de %s (tentativa %d)\n", a.Unit, a.Run, job.Attempt)
 	}
