@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"remessa/pipeline"
 	"remessa/pipeline/cluster"
+	"remessa/pipeline/journal"
 	"remessa/pipeline/run"
 )
 
@@ -149,7 +151,12 @@ func finishRun(out *run.Outcome, err error, stdout, stderr io.Writer, lang strin
 	fmt.Fprintf(stdout, "Execução %s: resultados em %s\n", out.RunID, out.Dir)
 	if out.Stop != nil {
 		fmt.Fprintln(stderr, "remessa:", out.Stop.Error())
-		fmt.Fprintf(stderr, "Nada foi perdido: rode \"remessa resume %s\" para continuar de onde parou.\n", out.Dir)
+		if _, err := os.Stat(filepath.Join(out.Dir, journal.FileName)); err != nil {
+			// a run in Postgres (--db): its journal is in the database
+			fmt.Fprintf(stderr, "Nada foi perdido: rode \"remessa resume --db … %s\" para continuar de onde parou.\n", out.RunID)
+		} else {
+			fmt.Fprintf(stderr, "Nada foi perdido: rode \"remessa resume %s\" para continuar de onde parou.\n", out.Dir)
+		}
 	}
 	if err != nil && out.Stop == nil {
 		return exitInternal

@@ -164,7 +164,7 @@ func executeCluster(ctx context.Context, j *journal.Journal, dir string, opts Op
 // ends: the workers go on), then writes the results from the journal.
 func awaitCluster(ctx context.Context, db *cluster.DB, c *river.Client[pgx.Tx], j *journal.Journal, dir string, opts Options, m Meta, out *Outcome) (*Outcome, error) {
 	var p cluster.Progress
-	last := time.Time{}
+	last, begun := time.Time{}, time.Now()
 	for {
 		var err error
 		if p, err = cluster.UnitProgress(ctx, c, m.RunID); err != nil && ctx.Err() == nil {
@@ -175,6 +175,9 @@ func awaitCluster(ctx context.Context, db *cluster.DB, c *river.Client[pgx.Tx], 
 		}
 		if !opts.Quiet && time.Since(last) >= 2*time.Second {
 			line := fmt.Sprintf("unidades: %d de %d concluídas, %d em execução, %d na fila", p.Completed, p.Total, p.Running, p.Waiting)
+			if p.Running == 0 && p.Completed == 0 && time.Since(begun) > 10*time.Second {
+				line += " (nenhum worker trabalhando: remessa worker --db …)"
+			}
 			if len(p.Retrying) > 0 {
 				line += fmt.Sprintf("; %d a tentar de novo (%s)", len(p.Retrying), p.Retrying[0])
 			}
