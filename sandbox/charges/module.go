@@ -118,11 +118,13 @@ type update struct {
 
 // encodeOwner encodes the owner of u for persist, which then only writes it.
 func (u *update) encodeOwner() {
-	var v any = u.charge
+	var raw []byte
+	var err error
 	if u.carnet != nil {
-		v = u.carnet
+		raw, err = encodeCarnet("", "", u.carnet)
+	} else {
+		raw, err = encodeCharge("", "", u.charge)
 	}
-	raw, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("charges: encode: %v", err)) // our own types always encode
 	}

@@ -34,12 +34,73 @@ func idKey(id int64) string { return strconv.FormatInt(id, 10) }
 
 func (m *Module) initState() {
 	st := m.d.Store
-	m.charges = store.NewCache(st, KindCharge, store.CacheOpts[Charge]{})
-	m.carnets = store.NewCache(st, KindCarnet, store.CacheOpts[Carnet]{Size: 2048})
+	m.charges = store.NewCache(st, KindCharge, store.CacheOpts[Charge]{Encode: encodeCharge, Decode: decodeCharge})
+	m.carnets = store.NewCache(st, KindCarnet, store.CacheOpts[Carnet]{Size: 2048, Encode: encodeCarnet, Decode: decodeCarnet})
 	m.tokens = store.NewCache(st, KindCardToken, store.CacheOpts[cardToken]{Size: 1024})
 	m.keys = store.NewCache(st, KindCardKey, store.CacheOpts[cardKey]{Size: 256,
 		Decode: func(_, _ string, raw []byte) (*cardKey, error) { return decodeCardKey(raw) }})
 	m.owners.init(1 << 16)
+}
+
+// A slip's QR image (a PNG data URI of its BR Code, a few KB) is not
+// stored: it is made again from the BR Code when the document is read.
+// Documents stored with it are read as they are.
+
+// withoutQR is c with its slip's QR image left out (c is not changed).
+func withoutQR(c *Charge) *Charge {
+	if c == nil || c.Payment == nil || c.Payment.Billet == nil || c.Payment.Billet.QRImage == "" || c.Payment.Billet.BRCode == "" {
+		return c
+	}
+	n, p, b := *c, *c.Payment, *c.Payment.Billet
+	b.QRImage = ""
+	p.Billet = &b
+	n.Payment = &p
+	return &n
+}
+
+func encodeCharge(_, _ string, c *Charge) ([]byte, error) { return json.Marshal(withoutQR(c)) }
+
+func encodeCarnet(_, _ string, cn *Carnet) ([]byte, error) {
+	n := *cn
+	n.Parcels = make([]*Charge, len(cn.Parcels))
+	for i, p := range cn.Parcels {
+		n.Parcels[i] = withoutQR(p)
+	}
+	return json.Marshal(&n)
+}
+
+// withQR puts back the QR image of c's slip.
+func withQR(c *Charge) error {
+	if c == nil || c.Payment == nil || c.Payment.Billet == nil || c.Payment.Billet.QRImage != "" || c.Payment.Billet.BRCode == "" {
+		return nil
+	}
+	img, err := qrImage(c.Payment.Billet.BRCode)
+	if err != nil {
+		return fmt.Errorf("charges: QR image of %d: %w", c.ID, err)
+	}
+	c.Payment.Billet.QRImage = img
+	return nil
+}
+
+func decodeCharge(_, _ string, raw []byte) (*Charge, error) {
+	c := new(Charge)
+	if err := json.Unmarshal(raw, c); err != nil {
+		return nil, err
+	}
+	return c, withQR(c)
+}
+
+func decodeCarnet(_, _ string, raw []byte) (*Carnet, error) {
+	cn := new(Carnet)
+	if err := json.Unmarshal(raw, cn); err != nil {
+		return nil, err
+	}
+	for _, p := range cn.Parcels {
+		if err := withQR(p); err != nil {
+			return nil, err
+		}
+	}
+	return cn, nil
 }
 
 // ownerCache maps (account, charge id) to the carnet holding the charge
