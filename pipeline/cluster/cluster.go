@@ -25,6 +25,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+
+	"remessa/sandbox/store"
 )
 
 // EnvDB names the variable that gives the database when --db is not given.
@@ -42,27 +44,15 @@ func DSN(flag string) string {
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database.
-func IsPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
+func IsPostgres(dsn string) bool { return store.IsPostgres(dsn) }
 
-// Mask is dsn without its password, for messages and logs.
+// Mask is dsn without its password, for messages and logs (the
+// sandbox's store masks its URL the same way).
 func Mask(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
+	if !IsPostgres(dsn) {
 		return "postgres://…"
 	}
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
+	return store.Redact(dsn)
 }
 
 // DB is an open cluster database.
