@@ -519,9 +519,9 @@ func TestClusterCrashFaults(t *testing.T) {
 	// under faults a unit retries its calls with backoff: a lease of 8 s
 	// can end every attempt before its batch does
 	e := newEnvWith(t, true, []string{"--fault-500", "0.1", "--fault-503", "0.1", "--fault-429", "0.1", "--fault-drop", "0.1", "--fault-seed", "7"})
-	e.lease = max(lease, 15*time.Second)
-	if os.Getenv("REMESSA_CLUSTER_FULL") == "" {
-		e.batch = 250 // short units: a lease ends fewer of them
+	e.lease, e.batch = max(lease, 15*time.Second), 250 // short units: a lease ends fewer of them
+	if os.Getenv("REMESSA_CLUSTER_FULL") != "" {
+		e.lease, e.batch = time.Minute, 500
 	}
 	e.crashRun(t, nV, nC, kills, false)
 }
