@@ -111,6 +111,14 @@ type AliasRow struct{ Key, Owner, Ref string }
 // PutAliases writes (replaces) several aliases of (kind, account) in a few
 // statements.
 func (tx *Tx) PutAliases(kind, account string, rows []AliasRow) error {
+	if tx.s.stmts != nil && len(rows) <= 64 {
+		for _, r := range rows {
+			if err := tx.PutAlias(kind, account, r.Key, r.Owner, r.Ref); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	const per = 100
 	for len(rows) > 0 {
 		part := rows[:min(len(rows), per)]

@@ -108,6 +108,16 @@ type IndexRow struct {
 // PutIndexes writes (replaces) several index rows of (kind, account) in a
 // few statements.
 func (tx *Tx) PutIndexes(kind, account string, rows []IndexRow) error {
+	if tx.s.stmts != nil && len(rows) <= 64 {
+		// SQLite: the statement prepared once, row by row, costs less than
+		// compiling a multi-row one for every call.
+		for _, r := range rows {
+			if err := tx.PutIndex(kind, account, r.ID, r.Index); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	const per = 50
 	for len(rows) > 0 {
 		part := rows[:min(len(rows), per)]
