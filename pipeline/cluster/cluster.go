@@ -121,6 +121,8 @@ CREATE TABLE IF NOT EXISTS remessa_runs(
 	finished_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS remessa_runs_same ON remessa_runs(job_sha256, input_sha256, service);
+CREATE TABLE IF NOT EXISTS remessa_run_rows(h bigint NOT NULL, run_id text NOT NULL REFERENCES remessa_runs(run_id) ON DELETE CASCADE);
+CREATE INDEX IF NOT EXISTS remessa_run_rows_h ON remessa_run_rows(h);
 `
 
 func (d *DB) migrate(ctx context.Context) error {
@@ -428,4 +430,46 @@ func listRuns(ctx context.Context, d *DB, where string, args ...any) ([]Run, err
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// AddRunRows records the 64-bit hashes of a run's row identities (key
+// and first due date), for the repeated-rows warning of later runs.
+func AddRunRows(ctx context.Context, d *DB, runID string, hashes []int64) error {
+	rows := make([][]any, len(hashes))
+	for i, h := range hashes {
+		rows[i] = []any{h, runID}
+	}
+	if _, err := d.Pool.CopyFrom(ctx, pgx.Identifier{"remessa_run_rows"}, []string{"h", "run_id"}, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("índice das execuções: %w", err)
+	}
+	return nil
+}
+
+// Repeated counts, for each earlier run on service (other than runID),
+// how many of hashes it holds: rows that repeat its key and due date.
+func Repeated(ctx context.Context, d *DB, runID, service string, hashes []int64) (map[string]int, error) {
+	out := map[string]int{}
+	for len(hashes) > 0 {
+		n := min(len(hashes), 10000)
+		rows, err := d.Pool.Query(ctx, `SELECT r.run_id, count(*) FROM remessa_run_rows x JOIN remessa_runs r ON r.run_id = x.run_id
+			WHERE x.h = ANY($1) AND r.run_id <> $2 AND r.service = $3 GROUP BY r.run_id`, hashes[:n], runID, service)
+		if err != nil {
+			return nil, fmt.Errorf("índice das execuções: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var c int
+			if err := rows.Scan(&id, &c); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("índice das execuções: %w", err)
+			}
+			out[id] += c
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("índice das execuções: %w", err)
+		}
+		hashes = hashes[n:]
+	}
+	return out, nil
 }

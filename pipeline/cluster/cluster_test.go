@@ -208,7 +208,13 @@ func (e *env) stopWorkers() {
 // and returns its path.
 func (e *env) job(t testing.TB, kind, prefix string, n, batch int) string {
 	t.Helper()
-	dir := filepath.Join(e.work, prefix)
+	return e.jobIn(t, prefix, kind, prefix, n, batch)
+}
+
+// jobIn is job in the folder name.
+func (e *env) jobIn(t testing.TB, name, kind, prefix string, n, batch int) string {
+	t.Helper()
+	dir := filepath.Join(e.work, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -418,6 +424,13 @@ func TestClusterTwoWorkers(t *testing.T) {
 	}
 	e.checkOnce(t, resV, "cobv", 250)
 	e.checkOnce(t, resC, "carnets", 150)
+	// another job repeating 10 of those rows (key and due date) is warned
+	// of it by the database's runs index
+	again := e.jobIn(t, "V2", "cobv", "V", 10, 50)
+	resV2, out2 := e.run(t, again)
+	if resV2 == nil || !strings.Contains(out2, "10 da execução "+resV.Run.ID) {
+		t.Errorf("a job repeating 10 rows of run %s: no warning naming it:\n%s", resV.Run.ID, out2)
+	}
 	// five batches on two workers sent the split configuration once
 	j, err := journal.OpenPostgres(context.Background(), e.dsn, resV.Run.ID)
 	if err != nil {

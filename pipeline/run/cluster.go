@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -142,6 +143,14 @@ func executeCluster(ctx context.Context, j *journal.Journal, dir string, opts Op
 	if err := cluster.AddRun(ctx, db, cluster.Run{RunID: m.RunID, JobName: m.JobName, JobSHA256: m.JobSHA256, InputSHA256: m.InputSHA256,
 		Kind: string(m.Kind), Service: m.Service, Dir: dir, Host: host, Units: len(us), Rows: rows, StartedAt: started}); err != nil {
 		return nil, err
+	}
+	if w, err := repeatedRows(ctx, db, j, m); err != nil {
+		return nil, err
+	} else if w != "" {
+		warnings = append(warnings, w)
+		if opts.Progress != nil { // even with Quiet
+			fmt.Fprintln(opts.Progress, w)
+		}
 	}
 	c, err := cluster.NewClient(db, cluster.ClientConfig{})
 	if err != nil {
@@ -356,4 +365,54 @@ func ResumeCluster(ctx context.Context, runID string, opts Options) (*Outcome, e
 		return nil, err
 	}
 	return awaitCluster(ctx, db, c, j, dir, opts, m, &Outcome{RunID: runID, Dir: dir})
+}
+
+// repeatedRows records the run's row identities (key and first due date,
+// as the runs folder's index keeps them) in the database's runs index and
+// returns a warning naming the earlier runs on the same service whose
+// rows this run repeats ("" when none): the check of runs.db, for runs
+// started on any machine.
+func repeatedRows(ctx context.Context, db *cluster.DB, j *journal.Journal, m Meta) (string, error) {
+	var hashes []int64
+	p := journal.Page{After: -1, Not: []string{journal.RowRefused}, Limit: 1000}
+	for {
+		page, err := j.RowsPage(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, r := range page {
+			var info struct {
+				Key     string `json:"key"`
+				DueDate string `json:"due_date"`
+			}
+			if err := json.Unmarshal(r.Info, &info); err != nil {
+				return "", fmt.Errorf("journal: linha %d: %w", r.Index, err)
+			}
+			hashes = append(hashes, keyHash(info.Key+"|"+info.DueDate))
+		}
+		p.After = page[len(page)-1].Index
+	}
+	rep, err := cluster.Repeated(ctx, db, m.RunID, m.Service, hashes)
+	if err != nil {
+		return "", err
+	}
+	if err := cluster.AddRunRows(ctx, db, m.RunID, hashes); err != nil {
+		return "", err
+	}
+	if len(rep) == 0 {
+		return "", nil
+	}
+	ids := make([]string, 0, len(rep))
+	for id := range rep {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("%d da execução %s", rep[id], id))
+	}
+	return fmt.Sprintf("atenção: linhas repetem chave e vencimento de execuções anteriores no banco: %s. Verifique se não são cobranças em duplicidade.", strings.Join(parts, ", ")), nil
 }
