@@ -2,10 +2,13 @@
 // payments, payment links, carnets, marketplace split, notifications and
 // the sandbox form of card tokenization.
 //
-// State lives in memory (maps per account under one mutex), is loaded from
-// the store at start and is written through with store.Tx before a request
-// is answered, so an acknowledged write survives kill -9. A carnet and its
-// parcels are one stored document; a standalone charge is one document.
+// State lives in the store (sandbox/store), read through bounded caches,
+// with an index row per charge or parcel for the listing and the due
+// transitions and aliases for the tokens (state.go); a mutation reads its
+// owner inside the write transaction that persists it before the answer,
+// so an acknowledged write survives kill -9 and several instances over one
+// PostgreSQL serve one state. A carnet and its parcels are one stored
+// document; a standalone charge is one document.
 package charges
 
 import (

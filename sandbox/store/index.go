@@ -12,7 +12,7 @@ import (
 )
 
 // Index is a secondary index row: what a listing filters and orders on.
-// Queries are served by two indexes: (N, id) with the S columns, and
+// Queries are served by two indexes: (N, id) with the S columns and I2..I4, and
 // (I1, N, id) for an equality or range on I1 (a batch, a day). Several rows
 // may lead to one document (the parcels of a carnet), so a row names its
 // Owner, the id of the document that holds it. The meaning of S1..S4 and

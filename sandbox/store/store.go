@@ -585,7 +585,7 @@ CREATE TABLE IF NOT EXISTS idx (
 	i1 INTEGER NOT NULL, i2 INTEGER NOT NULL, i3 INTEGER NOT NULL, i4 INTEGER NOT NULL,
 	PRIMARY KEY (kind, account, id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id, s1, s2, s3, s4);
+CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id, s1, s2, s3, s4, i2, i3, i4);
 CREATE INDEX IF NOT EXISTS idx_i1 ON idx(kind, account, i1, n, id);
 CREATE TABLE IF NOT EXISTS alias (
 	kind    TEXT NOT NULL,
