@@ -288,9 +288,6 @@ func (e *executor) accepted() int {
 	return n
 }
 
-// jrowOf decodes a journaled row.
-func jrowOf(r journal.Row) (*jrow, error) { return decodeRow(r, decodeAll) }
-
 // What decodeRow decodes of a row.
 const (
 	decodeAll    = iota // description, request, result
