@@ -1,6 +1,7 @@
 package pix
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -439,6 +440,7 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 	if !ok {
 		ai = accountInfo{ID: accountID}
 	}
+	pre := m.prepareLote(ctx, ai, id)
 	return m.st.Tx(ctx, func(tx *store.Tx) error {
 		r := m.rdTx(tx)
 		old, err := r.lote(accountID, id)
@@ -505,8 +507,14 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 				deny([]Violacao{{Razao: "txid pertence a outro lote (" + claim + ")", Propriedade: prefix + ".txid", Valor: it.Txid}})
 				continue
 			}
+			// The request decoded and checked before the transaction, when
+			// the item is still the one that was prepared.
+			var p *preparedItem
+			if i < len(pre) && pre[i] != nil && pre[i].same(it) && (it.Op != "patch" || existing == nil) {
+				p = pre[i]
+			}
 			var reqMap map[string]any
-			if it.Op != "patch" || existing == nil {
+			if p == nil && (it.Op != "patch" || existing == nil) {
 				if err := decodeInto(it.Req, &reqMap); err != nil {
 					deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
 					continue
@@ -528,7 +536,7 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 				changed = append(changed, nc)
 				dev = nc.Body.Devedor
 			case existing != nil: // a re-PUT revises the charge
-				in, vs := checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
+				in, vs := p.check(reqMap, prefix, ai)
 				if len(vs) > 0 {
 					deny(vs)
 					continue
@@ -542,15 +550,13 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 				dev = nc.Body.Devedor
 			default: // creation (a PATCH of a denied item merges into its request)
 				if it.Op == "patch" {
-					var pm map[string]any
-					if err := decodeInto(it.Patch, &pm); err == nil {
-						delete(pm, "status")
-						reqMap = mergePatch(reqMap, pm)
+					if p != nil {
+						n.Req = p.merged
+					} else {
+						n.Req = mergeItemPatch(&reqMap, it.Patch)
 					}
-					b, _ := json.Marshal(reqMap)
-					n.Req = b
 				}
-				in, vs := checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
+				in, vs := p.check(reqMap, prefix, ai)
 				if len(vs) > 0 {
 					deny(vs)
 					continue
@@ -594,6 +600,72 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 		}
 		return m.saveLote(tx, accountID, l)
 	})
+}
+
+// preparedItem is a batch item's creation request decoded and checked
+// outside the write transaction (processLote): the work per item that
+// does not depend on the store, done while other writers hold the lock.
+type preparedItem struct {
+	op, txid   string
+	req, patch []byte // the item as prepared (it is used only if still so)
+	merged     []byte // op patch: the request with the revision merged in
+	in         *cobInput
+	vs         []Violacao
+}
+
+// same tells whether item it is still the one p was prepared from.
+func (p *preparedItem) same(it *loteItem) bool {
+	return p.op == it.Op && p.txid == it.Txid && bytes.Equal(p.req, it.Req) && bytes.Equal(p.patch, it.Patch)
+}
+
+// check is checkCob of the item's request: the prepared result when p is
+// set, else reqMap checked now.
+func (p *preparedItem) check(reqMap map[string]any, prefix string, ai accountInfo) (*cobInput, []Violacao) {
+	if p != nil {
+		return p.in, p.vs
+	}
+	return checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
+}
+
+// mergeItemPatch merges the revision patch (less its status) into
+// *reqMap and returns the merged request's JSON.
+func mergeItemPatch(reqMap *map[string]any, patch []byte) []byte {
+	var pm map[string]any
+	if err := decodeInto(patch, &pm); err == nil {
+		delete(pm, "status")
+		*reqMap = mergePatch(*reqMap, pm)
+	}
+	b, _ := json.Marshal(*reqMap)
+	return b
+}
+
+// prepareLote decodes and checks the requests of the batch's items
+// EM_PROCESSAMENTO as the batch is committed now, before processLote's
+// write transaction; nil entries (and a nil slice, when the batch cannot
+// be read) are done inside it. An item whose request is not JSON is left
+// to the transaction too.
+func (m *Module) prepareLote(ctx context.Context, ai accountInfo, id string) []*preparedItem {
+	l, err := m.rd(ctx).lote(ai.ID, id)
+	if err != nil || l == nil || !l.pending() {
+		return nil
+	}
+	out := make([]*preparedItem, len(l.Items))
+	for i, it := range l.Items {
+		if it.Status != ItemProcessando {
+			continue
+		}
+		var reqMap map[string]any
+		if err := decodeInto(it.Req, &reqMap); err != nil {
+			continue
+		}
+		p := &preparedItem{op: it.Op, txid: it.Txid, req: it.Req, patch: it.Patch}
+		if it.Op == "patch" {
+			p.merged = mergeItemPatch(&reqMap, it.Patch)
+		}
+		p.in, p.vs = checkCob(reqMap, cobvItemS, kindCobV, fmt.Sprintf("cobsv[%d]", i), ai.ownsKey)
+		out[i] = p
+	}
+	return out
 }
 
 // getLote handles GET /v2/lotecobv/{id}.

@@ -536,8 +536,12 @@ func (sqliteBackend) open(path string, o Options) (w, r *sql.DB, err error) {
 		}
 	}
 	u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
+	// temp_store(MEMORY): the statement journals of a transaction (a
+	// savepoint per call of a group commit, a multi-row upsert) stay in
+	// memory; in a temporary file they cost a write system call per page
+	// changed (about a tenth of a batch's processing).
 	p := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10) + ")" +
-		"&_pragma=synchronous(" + string(o.Sync) + ")"
+		"&_pragma=synchronous(" + string(o.Sync) + ")&_pragma=temp_store(MEMORY)"
 	// Page caches: 16 MB for the writer (it reads what it decides on),
 	// 4 MB for each reader; SQLite's default (2 MB) made the index
 	// look-ups of big tables read the file again and again.
