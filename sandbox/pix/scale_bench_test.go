@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +40,7 @@ const scaleChildPrefix = "SANDBOX-SCALE-RESULT "
 
 type scaleRes struct {
 	Seconds      float64 // creation through lotes until every item is final
+	CPUSeconds   float64 // the process's CPU (sandbox and client) during the creation
 	ListSeconds  float64 // listing every cobv by date range
 	HWMkB        int
 	DBBytes      int64 // sandbox.db + -wal after the run
@@ -94,7 +96,7 @@ func scaleChild(spec string) int {
 	if err != nil {
 		return fail(err)
 	}
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), processCPU()
 	lotes := (n + 999) / 1000
 	ids := make(chan int)
 	var wg sync.WaitGroup
@@ -138,7 +140,7 @@ func scaleChild(spec string) int {
 	if first != nil {
 		return fail(first)
 	}
-	res := scaleRes{Seconds: time.Since(t0).Seconds(), Rows: n}
+	res := scaleRes{Seconds: time.Since(t0).Seconds(), CPUSeconds: (processCPU() - cpu0).Seconds(), Rows: n}
 	t1 := time.Now()
 	w := api.ListParams{Inicio: t0.Add(-time.Hour), Fim: time.Now().Add(time.Hour), ItensPorPagina: 1000}
 	for p := 0; ; p++ {
@@ -169,11 +171,31 @@ func scaleChild(spec string) int {
 	return 0
 }
 
-// BenchmarkSandboxCobvScale runs the child for 100,000 cobv. Reported:
-// the creation's time per cobv, the listing's time, the child's peak RSS
-// and sandbox.db (with its -wal) bytes per cobv.
+// processCPU is the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkSandboxCobvScale runs the child for 100,000 cobv (other sizes
+// with SANDBOX_SCALE_SIZES=25000,400000: whether the cost per cobv grows
+// with the cobv already stored). Reported: the creation's time and CPU
+// (sandbox and client, one process) per cobv, the listing's time, the
+// child's peak RSS and sandbox.db (with its -wal) bytes per cobv.
 func BenchmarkSandboxCobvScale(b *testing.B) {
-	for _, n := range []int{100_000} {
+	sizes := []int{100_000}
+	if env := os.Getenv("SANDBOX_SCALE_SIZES"); env != "" {
+		sizes = nil
+		for _, f := range strings.Split(env, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+				sizes = append(sizes, n)
+			}
+		}
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("cobv=%d", n), func(b *testing.B) {
 			var r scaleRes
 			for b.Loop() {
@@ -197,6 +219,7 @@ func BenchmarkSandboxCobvScale(b *testing.B) {
 				}
 			}
 			b.ReportMetric(r.Seconds*1e6/float64(n), "µs/cobv")
+			b.ReportMetric(r.CPUSeconds*1e6/float64(n), "cpu-µs/cobv")
 			b.ReportMetric(r.ListSeconds, "list-s")
 			b.ReportMetric(float64(r.HWMkB)/1024, "peak-MB")
 			b.ReportMetric(float64(r.DBBytes)/float64(n), "db-B/cobv")

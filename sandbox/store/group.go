@@ -130,6 +130,7 @@ func (s *Store) runGroup(batch []*txCall) {
 		return
 	}
 	committed = true
+	s.committed()
 	for _, h := range hooks {
 		h()
 	}

@@ -122,6 +122,7 @@ type Store struct {
 	q       map[string]string    // rebound statements
 	stmts   map[string]*sql.Stmt // SQLite: hot statements prepared once on the writer
 	lists   *listCache           // SQLite: counts and page cursors (nil when shared)
+	ckpt    *checkpointer        // SQLite: checkpoints outside the write lock (checkpoint.go)
 }
 
 // Open opens (creating if needed) the database at path with default
@@ -201,6 +202,9 @@ func (s *Store) migrate() error {
 			s.stmts[name] = st
 		}
 	}
+	if s.be.name() == "sqlite" {
+		s.startCheckpointer()
+	}
 	return nil
 }
 
@@ -265,6 +269,7 @@ func (s *Store) Shared() bool { return s.be.shared() }
 // Close closes the database; pending transactions must have finished.
 func (s *Store) Close() error {
 	var err error
+	s.stopCheckpointer()
 	for _, st := range s.stmts {
 		st.Close()
 	}
@@ -545,7 +550,7 @@ func (sqliteBackend) open(path string, o Options) (w, r *sql.DB, err error) {
 	// Page caches: 16 MB for the writer (it reads what it decides on),
 	// 4 MB for each reader; SQLite's default (2 MB) made the index
 	// look-ups of big tables read the file again and again.
-	w, err = sql.Open("sqlite", u+p+"&_pragma=cache_size(-16384)&_txlock=immediate")
+	w, err = sql.Open("sqlite", u+p+"&_pragma=cache_size(-16384)&_pragma=wal_autocheckpoint("+strconv.Itoa(autoCheckpointPages)+")&_txlock=immediate")
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -557,8 +562,8 @@ func (sqliteBackend) open(path string, o Options) (w, r *sql.DB, err error) {
 		w.Close()
 		return nil, nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
+	r.SetMaxOpenConns(5) // 4 readers and the checkpointer's (checkpoint.go)
+	r.SetMaxIdleConns(5)
 	return w, r, nil
 }
 
