@@ -56,16 +56,15 @@ func (l *lote) hasDevedor(cpf, cnpj string) bool {
 			}
 			continue
 		}
-		var r struct {
-			Devedor struct {
-				CPF  string `json:"cpf"`
-				CNPJ string `json:"cnpj"`
-			} `json:"devedor"`
-		}
-		if json.Unmarshal(it.Req, &r) != nil {
+		// As a map, as the worker reads it (a key sent twice: the last).
+		var r map[string]any
+		if decodeInto(it.Req, &r) != nil {
 			continue
 		}
-		if (cpf != "" && r.Devedor.CPF == cpf) || (cnpj != "" && r.Devedor.CNPJ == cnpj) {
+		d, _ := r["devedor"].(map[string]any)
+		dcpf, _ := d["cpf"].(string)
+		dcnpj, _ := d["cnpj"].(string)
+		if (cpf != "" && dcpf == cpf) || (cnpj != "" && dcnpj == cnpj) {
 			return true
 		}
 	}
@@ -193,13 +192,36 @@ func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
 		if len(vs) >= maxViolacoes {
 			break
 		}
-		raw, _ := json.Marshal(item)
 		lb.items = append(lb.items, item)
-		lb.raws = append(lb.raws, raw)
 		lb.txids = append(lb.txids, t)
 	}
 	if len(vs) > 0 {
 		return nil, fail(vs...)
+	}
+	// Each item's request as sent (compacted), not encoded again from its
+	// map: the body is valid JSON with exactly the keys checked above, so
+	// its cobsv decodes to the same items in the same order. (Readers of a
+	// stored request decode it to a map, so a key sent twice reads as the
+	// map above did: the last one.)
+	var split struct {
+		Cobsv []json.RawMessage `json:"cobsv"`
+	}
+	if err := json.Unmarshal(body, &split); err != nil || len(split.Cobsv) != len(lb.items) {
+		for _, item := range lb.items { // cannot happen; encode them as before
+			raw, _ := json.Marshal(item)
+			lb.raws = append(lb.raws, raw)
+		}
+		return lb, nil
+	}
+	lb.raws = make([]json.RawMessage, len(split.Cobsv))
+	var buf bytes.Buffer
+	for i, raw := range split.Cobsv {
+		buf.Reset()
+		if json.Compact(&buf, raw) != nil {
+			lb.raws[i], _ = json.Marshal(lb.items[i])
+			continue
+		}
+		lb.raws[i] = bytes.Clone(buf.Bytes())
 	}
 	return lb, nil
 }
