@@ -21,27 +21,32 @@ func bigCobv(n int) *results.Results {
 	r := &results.Results{Version: results.FileVersion, Run: runInfo(results.Cobv, "sandbox")}
 	r.Rows = make([]results.Row, n)
 	for i := range r.Rows {
-		txid := fmt.Sprintf("remessa7f3a%024d", i)
-		row := results.Row{Index: i, SourceRow: i + 2, Key: fmt.Sprintf("K%07d", i),
-			PayerName: fmt.Sprintf("Pagador Número %d da Silva", i), PayerDoc: fmt.Sprintf("%011d", i*7919%100000000000),
-			AmountCents: int64(1000 + i%50000), DueDate: fmt.Sprintf("2026-%02d-10", 1+i%12), Txid: txid,
-			BatchID: fmt.Sprintf("lote%04d", i/1000)}
-		switch {
-		case i%100 == 7:
-			row.Outcome = results.Refused
-			row.Problems = []results.Problem{{Code: "cpf_invalido", Column: "B", Header: "cpf", Value: row.PayerDoc, Message: "CPF inválido"}}
-		case i%20 == 3:
-			row.Outcome = results.Denied
-			row.Problems = []results.Problem{{Code: "lote_negada", Message: "cobv negada pelo serviço"}}
-		default:
-			row.Outcome = results.Issued
-			row.PixCopiaECola = "00020101021226900014br.gov.bcb.pix2568pix.example.com/qr/v2/cobv/" + txid + "5204000053039865802BR5913Escola Aurora6009SAO PAULO62070503***63041D3A"
-			row.Location = "pix.example.com/qr/v2/cobv/" + txid
-		}
-		r.Rows[i] = row
+		r.Rows[i] = bigCobvRow(i)
 	}
 	r.Compute()
 	return r
+}
+
+// bigCobvRow is row i of bigCobv.
+func bigCobvRow(i int) results.Row {
+	txid := fmt.Sprintf("remessa7f3a%024d", i)
+	row := results.Row{Index: i, SourceRow: i + 2, Key: fmt.Sprintf("K%07d", i),
+		PayerName: fmt.Sprintf("Pagador Número %d da Silva", i), PayerDoc: fmt.Sprintf("%011d", i*7919%100000000000),
+		AmountCents: int64(1000 + i%50000), DueDate: fmt.Sprintf("2026-%02d-10", 1+i%12), Txid: txid,
+		BatchID: fmt.Sprintf("lote%04d", i/1000)}
+	switch {
+	case i%100 == 7:
+		row.Outcome = results.Refused
+		row.Problems = []results.Problem{{Code: "cpf_invalido", Column: "B", Header: "cpf", Value: row.PayerDoc, Message: "CPF inválido"}}
+	case i%20 == 3:
+		row.Outcome = results.Denied
+		row.Problems = []results.Problem{{Code: "lote_negada", Message: "cobv negada pelo serviço"}}
+	default:
+		row.Outcome = results.Issued
+		row.PixCopiaECola = "00020101021226900014br.gov.bcb.pix2568pix.example.com/qr/v2/cobv/" + txid + "5204000053039865802BR5913Escola Aurora6009SAO PAULO62070503***63041D3A"
+		row.Location = "pix.example.com/qr/v2/cobv/" + txid
+	}
+	return row
 }
 
 // bigCarnets builds n issued carnets of 12 parcels with a 25% split.
@@ -188,6 +193,12 @@ func reportChild(dir string) int {
 		fmt.Fprintf(os.Stderr, "reports %v, reconcile %v %s\n", files, ok, diff)
 		return 1
 	}
+	kb, err := selfHWM()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("%s%d\n", reportHWMPrefix, kb)
 	return 0
 }
 

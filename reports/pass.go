@@ -148,14 +148,14 @@ func fileSource(path string) source {
 type digest struct {
 	lang          string
 	own           map[string]bool // split recipients marked Own
-	rejected      map[int]string  // source row -> problems, for refused and denied rows
+	rejected      *rejectedSpill  // source row -> problems, for refused and denied rows; nil: not kept
 	problems      []htmlProblem   // the first maxHTMLProblems problem lines
 	problemsTotal int
 	rowTotals     results.Totals // the rows' own tallies (outcomes only), to check the totals against
 }
 
 func newDigest(lang string) *digest {
-	return &digest{lang: lang, own: map[string]bool{}, rejected: map[int]string{}}
+	return &digest{lang: lang, own: map[string]bool{}}
 }
 
 func (d *digest) add(row *results.Row) {
@@ -180,8 +180,8 @@ func (d *digest) add(row *results.Row) {
 		return
 	}
 	probs := rowProblems(d.lang, row)
-	if row.Outcome == results.Refused || row.Outcome == results.Denied {
-		d.rejected[row.SourceRow] = rejectedText(d.lang, row, probs)
+	if d.rejected != nil && (row.Outcome == results.Refused || row.Outcome == results.Denied) {
+		d.rejected.add(row.SourceRow, rejectedText(d.lang, row, probs))
 	}
 	for _, p := range probs {
 		d.problemsTotal++

@@ -11,7 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+
 	"strconv"
 	"strings"
 	"time"
@@ -55,10 +55,12 @@ func WriteRejected(dir string, r *results.Results, in InputInfo, opt Options) (s
 		return "", err
 	}
 	d := newDigest(opt.Lang)
+	d.rejected = &rejectedSpill{}
+	defer d.rejected.close()
 	for i := range r.Rows {
 		d.add(&r.Rows[i])
 	}
-	if len(d.rejected) == 0 {
+	if d.rejected.len() == 0 {
 		return "", nil
 	}
 	return writeRejected(dir, r.Run, d.rejected, in, opt)
@@ -66,11 +68,14 @@ func WriteRejected(dir string, r *results.Results, in InputInfo, opt Options) (s
 
 // writeRejected writes the rows of want (source row -> problem text; the
 // map is emptied as rows are found).
-func writeRejected(dir string, run results.RunInfo, want map[int]string, in InputInfo, opt Options) (string, error) {
+func writeRejected(dir string, run results.RunInfo, rej *rejectedSpill, in InputInfo, opt Options) (string, error) {
 	if err := checkInputHash(in.Path, run.InputSHA256); err != nil {
 		return "", err
 	}
-	want = maps.Clone(want)
+	want, err := rej.want()
+	if err != nil {
+		return "", err
+	}
 	rd, err := formats.Open(in.Path, formats.Options{Sheet: in.Sheet, MaxRows: -1})
 	if err != nil {
 		return "", fmt.Errorf("linhas rejeitadas: %w", err)
@@ -85,13 +90,12 @@ func writeRejected(dir string, run results.RunInfo, want map[int]string, in Inpu
 	if err != nil {
 		return "", fmt.Errorf("linhas rejeitadas: %w", err)
 	}
-	if len(want) > 0 {
-		var m missingRows
-		for n := range want {
-			m = append(m, n)
-		}
-		sort.Ints(m)
-		return path, fmt.Errorf("linhas rejeitadas: %s: %w", path, m)
+	m, err := want.left()
+	if err != nil {
+		return path, err
+	}
+	if len(m) > 0 {
+		return path, fmt.Errorf("linhas rejeitadas: %s: %w", path, missingRows(m))
 	}
 	return path, nil
 }
@@ -106,7 +110,7 @@ func rejectedExt(format string) (string, error) {
 }
 
 // rejectedTo writes the rows of rd in want in rd's format.
-func rejectedTo(w io.Writer, rd formats.Reader, want map[int]string, lang string) error {
+func rejectedTo(w io.Writer, rd formats.Reader, want wantRows, lang string) error {
 	switch rd.Source().Format {
 	case "xlsx":
 		return rejectedXLSX(w, rd, want, lang)
@@ -163,17 +167,12 @@ func WriteRejectedRows(w io.Writer, in InputInfo, want map[int]string, lang stri
 	if _, err := rejectedExt(format); err != nil {
 		return "", err
 	}
-	want = maps.Clone(want)
-	if err := rejectedTo(w, rd, want, opt.Lang); err != nil {
+	rows := mapWant(maps.Clone(want))
+	if err := rejectedTo(w, rd, rows, opt.Lang); err != nil {
 		return format, fmt.Errorf("linhas rejeitadas: %w", err)
 	}
-	if len(want) > 0 {
-		var m missingRows
-		for n := range want {
-			m = append(m, n)
-		}
-		sort.Ints(m)
-		return format, fmt.Errorf("linhas rejeitadas: %w", m)
+	if m, _ := rows.left(); len(m) > 0 {
+		return format, fmt.Errorf("linhas rejeitadas: %w", missingRows(m))
 	}
 	return format, nil
 }
@@ -220,7 +219,7 @@ func checkInputHash(path, want string) error {
 
 // eachRejected calls fn for every input row that failed, in input order;
 // failing rows the reader never returned are left in want.
-func eachRejected(rd formats.Reader, want map[int]string, fn func(formats.Row, string) error) error {
+func eachRejected(rd formats.Reader, want wantRows, fn func(formats.Row, string) error) error {
 	for {
 		row, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -232,19 +231,21 @@ func eachRejected(rd formats.Reader, want map[int]string, fn func(formats.Row, s
 			}
 			return err
 		}
-		msg, ok := want[row.Number]
+		msg, ok, err := want.take(row.Number)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}
 		if err := fn(row, msg); err != nil {
 			return err
 		}
-		delete(want, row.Number)
 	}
 	return nil
 }
 
-func rejectedCSV(w io.Writer, rd formats.Reader, want map[int]string, lang string) error {
+func rejectedCSV(w io.Writer, rd formats.Reader, want wantRows, lang string) error {
 	src := rd.Source()
 	var out io.Writer = w
 	bw := bufio.NewWriter(w)
@@ -285,7 +286,7 @@ func rejectedCSV(w io.Writer, rd formats.Reader, want map[int]string, lang strin
 	return err
 }
 
-func rejectedXLSX(w io.Writer, rd formats.Reader, want map[int]string, lang string) error {
+func rejectedXLSX(w io.Writer, rd formats.Reader, want wantRows, lang string) error {
 	src := rd.Source()
 	f := excelize.NewFile()
 	defer f.Close()
@@ -381,7 +382,7 @@ func rejectedXLSXCell(c formats.Cell, st *xlsxStyles, pct int) any {
 	return excelize.Cell{StyleID: st.text, Value: v}
 }
 
-func rejectedYAML(w io.Writer, rd formats.Reader, want map[int]string, lang string) error {
+func rejectedYAML(w io.Writer, rd formats.Reader, want wantRows, lang string) error {
 	src := rd.Source()
 	seq := &yaml.Node{Kind: yaml.SequenceNode}
 	err := eachRejected(rd, want, func(row formats.Row, msg string) error {

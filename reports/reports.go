@@ -207,6 +207,10 @@ func write(dir string, src source, jsonFrom string, opt Options) ([]string, *res
 		}
 	}
 	d := newDigest(opt.Lang)
+	if opt.Input != nil {
+		d.rejected = &rejectedSpill{}
+		defer d.rejected.close()
+	}
 	written, r, err := runPass(src, sinks, d)
 	if err != nil {
 		return written, r, err
@@ -216,7 +220,7 @@ func write(dir string, src source, jsonFrom string, opt Options) ([]string, *res
 		mismatch = fmt.Errorf("reports: %w: %s: as linhas somam %d linha(s), %d centavos; os totais dizem %d, %d",
 			ErrRowsNotTotals, tr("pt", key), rows.Rows, rows.AmountCents, tot.Rows, tot.AmountCents)
 	}
-	if opt.Input != nil && len(d.rejected) > 0 {
+	if opt.Input != nil && d.rejected.len() > 0 {
 		in := *opt.Input
 		if in.Path == "" {
 			in.Path = r.Run.InputFile
