@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,7 +136,7 @@ func BenchmarkWrite10kCarnets(b *testing.B) { benchWrite(b, bigCarnets(10_000)) 
 // measures its peak memory as the kernel counts it: each iteration runs
 // WriteFromFile, all formats, in a child process (this test binary, through
 // TestMain) and reports the child's maximum resident set size
-// (getrusage ru_maxrss) as peak-RSS-MB; ns/op is the child's wall time,
+// (its own VmHWM, see runReportChild) as peak-RSS-MB; ns/op is the child's wall time,
 // start-up included. The targets: under 10 s and 150 MB.
 func BenchmarkReport100kRSS(b *testing.B) {
 	for _, c := range []struct {
@@ -158,14 +156,7 @@ func BenchmarkReport100kRSS(b *testing.B) {
 			runtime.GC()
 			b.ResetTimer()
 			for b.Loop() {
-				cmd := exec.Command(os.Args[0])
-				cmd.Env = append(os.Environ(), "REMESSA_REPORT_CHILD="+dir)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("child: %v\n%s", err, out)
-				}
-				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-					b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // Linux: KiB
-				}
+				b.ReportMetric(runReportChild(b, dir), "peak-RSS-MB")
 			}
 		})
 	}
