@@ -257,12 +257,16 @@ func (e *env) jobIn(t testing.TB, name, kind, prefix string, n, batch int) strin
 // test marked failed, when it fails: it runs on other goroutines).
 func (e *env) run(t testing.TB, job string, extra ...string) (*results.Results, string) {
 	t.Helper()
-	args := append([]string{"run", job, "--db", e.dsn, "--base-url", e.url, "--quiet"}, extra...)
-	cmd := exec.Command(e.bin, args...)
+	args := append([]string{"run", job, "--db", e.dsn, "--base-url", e.url}, extra...)
+	// a run that does not end in time fails the test with what the
+	// workers were doing, instead of hanging it
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.bin, args...)
 	cmd.Env = e.environ()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Errorf("remessa run --db %s: %v\n%s", job, err, out)
+		t.Errorf("remessa run --db %s: %v\n%s%s", job, err, tail(out, 4000), e.workerLogs())
 		return nil, string(out)
 	}
 	runs, _ := filepath.Glob(filepath.Join(filepath.Dir(job), "remessa-out", "2*"))
@@ -275,6 +279,38 @@ func (e *env) run(t testing.TB, job string, extra ...string) (*results.Results, 
 		t.Errorf("results.json: %v\n%s", err, out)
 	}
 	return res, string(out)
+}
+
+// runTimeout is how long a test waits for a `remessa run --db`.
+func runTimeout() time.Duration {
+	if os.Getenv("REMESSA_CLUSTER_FULL") != "" {
+		return 20 * time.Minute
+	}
+	return 4 * time.Minute
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// workerLogs is the end of each worker's log (what it said of its units).
+func (e *env) workerLogs() string {
+	var sb strings.Builder
+	logs, _ := filepath.Glob(filepath.Join(e.work, "worker*.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		var keep []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, "level=") {
+				keep = append(keep, line)
+			}
+		}
+		fmt.Fprintf(&sb, "\n%s:\n%s", filepath.Base(l), strings.Join(keep[max(0, len(keep)-15):], "\n"))
+	}
+	return sb.String()
 }
 
 // checkOnce asserts the sandbox holds exactly one charge per row of the
