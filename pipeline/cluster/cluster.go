@@ -184,13 +184,12 @@ const DefaultUnitTimeout = 2 * time.Minute
 type ClientConfig struct {
 	Workers *river.Workers // nil: a client that only enqueues
 	Units   int            // units worked at once by this process (default 2)
-	// UnitTimeout is the lease of a unit (default DefaultUnitTimeout): its
-	// context ends then (it stops sending, journals what it sent and is
-	// retried from its journal), and a unit whose worker died is taken as
-	// abandoned once it has been running that long (plus a second): River's
-	// rescuer (every 30 s, on the leader) gives it to another worker. A
-	// unit still alive then is protected by its advisory lock: the new
-	// attempt waits.
+	// UnitTimeout is the lease of a unit (default DefaultUnitTimeout): a
+	// unit whose worker died is taken as abandoned once it has been
+	// running that long (plus a second), and River's rescuer (every 30 s,
+	// on the leader) gives it to another worker. A unit still alive then
+	// goes on (pipeline/run's worker ignores the timeout) and is protected
+	// by its advisory lock: the rescued attempt waits for it.
 	UnitTimeout time.Duration
 }
 

@@ -530,6 +530,24 @@ func TestClusterTwoWorkers(t *testing.T) {
 	e.checkOnce(t, resB, "boletos", 100)
 }
 
+// TestClusterLeaseShorterThanUnit: a unit that takes longer than its
+// lease (1 s; 64 carnets answered in 300 ms each) is not cut off: it
+// ends on its first attempt, and each row is in the sandbox once.
+func TestClusterLeaseShorterThanUnit(t *testing.T) {
+	e := newEnvWith(t, false, []string{"--fault-latency", "POST /v1/carnet=300ms"})
+	e.lease = time.Second
+	e.startWorker(t, 1)
+	e.startWorker(t, 2)
+	res, _ := e.run(t, e.job(t, "carnets", "C", 128, 0))
+	if res == nil {
+		return
+	}
+	e.checkOnce(t, res, "carnets", 128)
+	if logs := e.workerLogs(); strings.Contains(logs, "interrompida") || !strings.Contains(logs, "concluída") {
+		t.Errorf("a unit was cut off by its lease, or none ended:%s", logs)
+	}
+}
+
 // crashSize is the crash test's size: small in CI, the full size
 // with REMESSA_CLUSTER_FULL=1 (and a longer lease: a batch of 1000 takes
 // longer on a machine running three workers, a sandbox and Postgres).

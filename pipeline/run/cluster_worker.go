@@ -75,8 +75,9 @@ type unitWorker struct {
 	o  WorkerOptions
 }
 
-// Timeout is the unit's lease (River rescues a unit only once its
-// timeout has passed: a unit with none would never be rescued).
+// Timeout is the unit's lease: River rescues a unit whose worker died
+// only once its timeout has passed (a unit with none would never be
+// rescued). A live unit goes on past it (Work).
 func (w *unitWorker) Timeout(*river.Job[cluster.UnitArgs]) time.Duration {
 	return cluster.ClientConfig{UnitTimeout: w.o.UnitTimeout}.Timeout()
 }
@@ -97,13 +98,28 @@ func (w *unitWorker) Work(ctx context.Context, job *river.Job[cluster.UnitArgs])
 		return river.JobSnooze(lockWait)
 	}
 	defer lock.Release()
-	uctx, cancel := context.WithCancel(ctx)
+	// The unit goes on past its lease (River's timeout ends ctx with
+	// DeadlineExceeded): it holds the lock, so a rescued attempt on
+	// another worker waits for it, and a long batch is not cut off and
+	// retried over and over. It stops when the worker stops (ctx
+	// cancelled) or the lock's connection fails.
+	uctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	go func() {
-		select {
-		case <-lock.Lost():
-			cancel() // the lock may be another worker's now: send nothing more
-		case <-uctx.Done():
+		for {
+			select {
+			case <-lock.Lost():
+				cancel() // the lock may be another worker's now: send nothing more
+				return
+			case <-ctx.Done():
+				if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					cancel()
+					return
+				}
+				ctx = uctx // the lease is over: only the lock and the worker stop it now
+			case <-uctx.Done():
+				return
+			}
 		}
 	}()
 	j, err := journal.OpenPostgres(uctx, w.o.DB, a.Run)
