@@ -69,7 +69,7 @@ func (d *DB) Close() { d.Pool.Close() }
 // that workers starting together migrate once.
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	if !IsPostgres(dsn) {
-		return nil, fmt.Errorf("--db: esperado um endereço postgres://…, recebido %q", Mask(dsn))
+		return nil, errors.New("--db: esperado um endereço postgres://… ou postgresql://… (o recebido não é de um PostgreSQL)")
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
