@@ -38,9 +38,21 @@ func newTxid() string {
 
 // locationFor is the payload location of a charge: host + /v2/{tipo}/ + 32
 // hex characters derived from the account and loc id (no scheme).
-func locationFor(host, account, kind string, locID int64) string {
+//
+// ordered selects the form of locations made since seqLocOrdered: the
+// loc id in 16 hex digits, then 16 of the hash, so the aliases of new
+// locations are written in order (appended to the alias b-tree) instead
+// of at random places across it, each dirtying another page of a tree
+// that grows with the charges stored. Locations made before keep theirs.
+func locationFor(host, account, kind string, locID int64, ordered bool) string {
 	h := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", account, locID)))
-	loc := host + "/v2/" + kind + "/" + hex.EncodeToString(h[:16])
+	var last string
+	if ordered {
+		last = fmt.Sprintf("%016x", uint64(locID)) + hex.EncodeToString(h[:8])
+	} else {
+		last = hex.EncodeToString(h[:16])
+	}
+	loc := host + "/v2/" + kind + "/" + last
 	if len(loc) > 77 {
 		// Keep the location within the BR Code limit by shortening the host.
 		loc = loc[len(loc)-77:]
@@ -60,14 +72,14 @@ func merchantName(name string) string {
 }
 
 // newCharge builds a charge of kind from a checked request.
-func newCharge(ai accountInfo, kind, txid string, in *cobInput, now time.Time, locID int64, host string) (*charge, error) {
+func newCharge(ai accountInfo, kind, txid string, in *cobInput, now time.Time, locID int64, host string, orderedFrom int64) (*charge, error) {
 	b := in.Body
 	b.Txid = txid
 	b.Revisao = 0
 	b.Status = StatusAtiva
 	b.Valor.Original = rules.FormatPixAmount(in.Cents)
 	c := &charge{Kind: kind, Created: now, Cents: in.Cents, LocID: locID, Host: host, Body: b}
-	if err := c.derive(ai, txid); err != nil {
+	if err := c.derive(ai, txid, orderedFrom); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -163,7 +175,7 @@ func (m *Module) createCharge(ctx context.Context, ai accountInfo, kind, txid, h
 		if err != nil {
 			return storeErr(err)
 		}
-		c, err := newCharge(ai, kind, txid, in, now, locID, host)
+		c, err := newCharge(ai, kind, txid, in, now, locID, host, m.locOrderedFrom)
 		if err != nil {
 			return storeErr(err)
 		}

@@ -609,7 +609,7 @@ func (m *Module) processLote(ctx context.Context, accountID, id string) error {
 			}
 			for k, c := range creates {
 				it := l.Items[c.i]
-				ch, err := newCharge(ai, kindCobV, it.Txid, c.in, now, first+int64(k), l.Host)
+				ch, err := newCharge(ai, kindCobV, it.Txid, c.in, now, first+int64(k), l.Host, m.locOrderedFrom)
 				if err != nil {
 					return err
 				}

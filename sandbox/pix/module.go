@@ -56,6 +56,8 @@ type Module struct {
 	envios  *store.Cache[envio]
 	hooks   *store.Cache[webhook]
 
+	locOrderedFrom int64 // first loc id with an ordered location (seqLocOrdered)
+
 	qmu     sync.Mutex
 	queue   []task
 	queued  map[task]bool
@@ -86,6 +88,9 @@ func New(d module.Deps) (*Module, error) {
 	}
 	m.initCaches()
 	if err := m.migrate(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := m.initLocOrdered(context.Background()); err != nil {
 		return nil, err
 	}
 	return m, nil

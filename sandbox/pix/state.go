@@ -33,7 +33,48 @@ const (
 	// seqIndexed marks a database whose documents all have their index
 	// rows (written by this version; older ones are indexed at start).
 	seqIndexed = "pix.indexed"
+	// seqLocOrdered is the first loc id whose location has the ordered
+	// form (locationFor), set once: the next loc id when a version that
+	// knows the form first opened the database.
+	seqLocOrdered = "pix.loc.ordered"
 )
+
+// initLocOrdered reads (setting it the first time) the first loc id with
+// an ordered location.
+func (m *Module) initLocOrdered(ctx context.Context) error {
+	v, err := m.st.Seq(ctx, seqLocOrdered)
+	if err != nil || v > 0 {
+		m.locOrderedFrom = v
+		return err
+	}
+	err = m.st.Tx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.NextSeq(seqLocOrdered) // 1 unless another instance set it
+		if err != nil || cur > 1 {
+			v = cur - 1 // NextSeq added one to it: set it back
+			if err == nil {
+				return errLocOrderedSet
+			}
+			return err
+		}
+		// The next loc id. Read committed: writers are serialised, so no
+		// other transaction changes it meanwhile.
+		cur, err = m.st.Seq(ctx, "pix.loc")
+		if err != nil {
+			return err
+		}
+		v = cur + 1
+		return tx.SetSeq(seqLocOrdered, v)
+	})
+	if errors.Is(err, errLocOrderedSet) {
+		err = nil
+	}
+	m.locOrderedFrom = v
+	return err
+}
+
+// errLocOrderedSet rolls initLocOrdered's transaction back: another
+// instance set the sequence first.
+var errLocOrderedSet = errors.New("pix: ordered locations already set")
 
 func (m *Module) initCaches() {
 	m.charges = store.NewCache(m.st, storeCharge, store.CacheOpts[charge]{Encode: m.encodeCharge, Decode: m.decodeCharge})
@@ -73,18 +114,19 @@ func (m *Module) decodeCharge(account, txid string, raw []byte) (*charge, error)
 	if !ok {
 		ai = accountInfo{ID: account}
 	}
-	if err := c.derive(ai, txid); err != nil {
+	if err := c.derive(ai, txid, m.locOrderedFrom); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// derive fills the charge's derived fields from its LocID and Host.
-func (c *charge) derive(ai accountInfo, txid string) error {
+// derive fills the charge's derived fields from its LocID and Host; loc
+// ids from orderedFrom on (> 0) have the ordered form of location.
+func (c *charge) derive(ai accountInfo, txid string, orderedFrom int64) error {
 	b := &c.Body
 	b.Txid = txid
 	b.Calendario.Criacao = ts(c.Created)
-	loc := locationFor(c.Host, ai.ID, c.Kind, c.LocID)
+	loc := locationFor(c.Host, ai.ID, c.Kind, c.LocID, orderedFrom > 0 && c.LocID >= orderedFrom)
 	b.Loc = &Loc{ID: c.LocID, Location: loc, TipoCob: c.Kind, Criacao: ts(c.Created)}
 	b.Location = loc
 	if c.Kind == kindCobV {

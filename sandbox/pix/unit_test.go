@@ -184,12 +184,31 @@ func TestHelpers(t *testing.T) {
 	if hostOf("https://127.0.0.1:8443/") != "127.0.0.1:8443" || hostOf("localhost:1") != "localhost:1" {
 		t.Fatal("hostOf")
 	}
-	loc := locationFor("127.0.0.1:65535", "acc000001", kindCobV, 12345)
-	if len(loc) != len("127.0.0.1:65535/v2/cobv/")+32 || loc == locationFor("127.0.0.1:65535", "acc000002", kindCobV, 12345) {
+	loc := locationFor("127.0.0.1:65535", "acc000001", kindCobV, 12345, false)
+	if len(loc) != len("127.0.0.1:65535/v2/cobv/")+32 || loc == locationFor("127.0.0.1:65535", "acc000002", kindCobV, 12345, false) {
 		t.Fatalf("location %q", loc)
 	}
-	if l := locationFor(strings.Repeat("h", 80), "a", kindCob, 1); len(l) > 77 {
+	if l := locationFor(strings.Repeat("h", 80), "a", kindCob, 1, true); len(l) > 77 {
 		t.Fatalf("long host: %d", len(l))
+	}
+	// Ordered locations: 32 hex digits that sort as the loc ids do, unique
+	// per account; the older form for loc ids before the threshold.
+	o1, o2 := locationFor("h", "acc1", kindCobV, 9, true), locationFor("h", "acc1", kindCobV, 10, true)
+	if len(o1) != len("h/v2/cobv/")+32 || locKey(o1) >= locKey(o2) || !strings.HasPrefix(locKey(o2), "000000000000000a") ||
+		o2 == locationFor("h", "acc2", kindCobV, 10, true) || o2 == locationFor("h", "acc1", kindCobV, 10, false) {
+		t.Fatalf("ordered locations %q %q", o1, o2)
+	}
+	for _, tc := range []struct {
+		loc, from int64
+		ordered   bool
+	}{{9, 10, false}, {10, 10, true}, {11, 10, true}, {5, 0, false}} {
+		c := &charge{Kind: kindCobV, LocID: tc.loc, Host: "h"}
+		if err := c.derive(accountInfo{ID: "acc1", Name: "Conta"}, "t", tc.from); err != nil {
+			t.Fatal(err)
+		}
+		if want := locationFor("h", "acc1", kindCobV, tc.loc, tc.ordered); c.Body.Location != want || c.Body.Loc.Location != want {
+			t.Fatalf("loc %d from %d: %q, want %q", tc.loc, tc.from, c.Body.Location, want)
+		}
 	}
 	if merchantName("Conta com um nome bem comprido demais LTDA") != "Conta com um nome bem com" {
 		t.Fatalf("merchant %q", merchantName("Conta com um nome bem comprido demais LTDA"))
