@@ -135,6 +135,7 @@ func (tx *Tx) encodeRes(c *codec, base, v []byte) any {
 	if v == nil {
 		return nil
 	}
+	v = packResult(v)
 	enc := c.encode(base, v)
 	if len(v) < 128 || len(enc) <= len(v)/3 || len(c.dicts) >= maxDicts {
 		return enc
@@ -206,6 +207,16 @@ func (c *codec) decode(base, v []byte) ([]byte, error) {
 		return unpackHex(buf[n:])
 	}
 	return append([]byte(nil), buf[n:]...), nil
+}
+
+// decodeRes is decode for a result: a result stored in columns
+// (packResult) comes back as its JSON.
+func (c *codec) decodeRes(base, v []byte) ([]byte, error) {
+	b, err := c.decode(base, v)
+	if err != nil {
+		return nil, err
+	}
+	return unpackResult(b)
 }
 
 // splitKeyInfo returns the key and the description keyInfo stored.

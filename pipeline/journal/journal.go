@@ -511,7 +511,7 @@ func (j *Journal) Rows(ctx context.Context) ([]Row, error) {
 			base, req = e.keyInfo, e.req
 		}
 		r.Info, r.Req = info, req
-		if r.Res, err = c.decode(base, res); err != nil {
+		if r.Res, err = c.decodeRes(base, res); err != nil {
 			return nil, wrap(fmt.Sprintf("row %d: resultado", r.Index), err)
 		}
 		out = append(out, r)
@@ -740,7 +740,7 @@ func (j *Journal) RowsPage(ctx context.Context, p Page) ([]Row, error) {
 			base, req = e.keyInfo, e.req
 		}
 		r.Info, r.Req = info, req
-		if r.Res, err = c.decode(base, x.res); err != nil {
+		if r.Res, err = c.decodeRes(base, x.res); err != nil {
 			return nil, wrap(fmt.Sprintf("row %d: resultado", r.Index), err)
 		}
 		out[i] = r
