@@ -190,3 +190,14 @@ func FuzzUnpackResult(f *testing.F) {
 		_, _ = unpackResult(append([]byte{fmtParcels}, b...))
 	})
 }
+
+// BenchmarkPackResult times packing a carnet's result (with its check)
+// and unpacking it.
+func BenchmarkPackResult(b *testing.B) {
+	v := carnetRes(3)
+	for b.Loop() {
+		if _, err := unpackResult(packResult(v)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
