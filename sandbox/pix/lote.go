@@ -238,6 +238,19 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		return e
 	}
 	now := m.clk.Now()
+	// The document of a new batch, built and encoded before the write
+	// transaction (a re-PUT is built inside it from the stored batch).
+	fresh := &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
+	if lb.descricao != nil {
+		fresh.Descricao = *lb.descricao
+	}
+	for i, t := range lb.txids {
+		fresh.Items[i] = &loteItem{Txid: t, Status: ItemProcessando, Req: lb.raws[i], Op: "put"}
+	}
+	freshRaw, err := json.Marshal(fresh)
+	if err != nil {
+		return internal(err)
+	}
 	e = m.write(ctx, func(tx *store.Tx, r reader) *apiError {
 		old, err := r.lote(ai.ID, id)
 		if err != nil {
@@ -328,16 +341,16 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 				l.Descricao = *lb.descricao
 			}
 		} else {
-			l = &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
-			if lb.descricao != nil {
-				l.Descricao = *lb.descricao
-			}
-			for i, t := range lb.txids {
-				l.Items[i] = &loteItem{Txid: t, Status: ItemProcessando, Req: lb.raws[i], Op: "put"}
-			}
+			l = fresh
 		}
-		if err := m.saveLote(tx, ai.ID, l); err != nil {
-			return storeErr(err)
+		var err2 error
+		if l == fresh {
+			err2 = m.saveLoteRaw(tx, ai.ID, l, freshRaw)
+		} else {
+			err2 = m.saveLote(tx, ai.ID, l)
+		}
+		if err2 != nil {
+			return storeErr(err2)
 		}
 		if old == nil {
 			// A re-PUT does not take back a txid that went on to another batch:

@@ -212,6 +212,15 @@ func (m *Module) saveLote(tx *store.Tx, account string, l *lote) error {
 	return tx.PutIndex(storeLote, account, l.ID, store.Index{N: l.Created.UnixNano(), S1: flag(l.pending())})
 }
 
+// saveLoteRaw is saveLote with l already encoded (raw, as the cache's
+// default encoding: encoding/json).
+func (m *Module) saveLoteRaw(tx *store.Tx, account string, l *lote, raw []byte) error {
+	if err := m.lotes.PutRaw(tx, account, l.ID, raw, l); err != nil {
+		return err
+	}
+	return tx.PutIndex(storeLote, account, l.ID, store.Index{N: l.Created.UnixNano(), S1: flag(l.pending())})
+}
+
 func (m *Module) savePix(tx *store.Tx, account string, p *received) error {
 	e2e := p.Body.EndToEndID
 	if err := m.pixs.Put(tx, account, e2e, p); err != nil {
