@@ -162,6 +162,12 @@ func (m *Module) commitNew(ctx context.Context, u *update, fn func() *Error) *Er
 		u.encodeOwner()
 	}
 	u.created = true
+	// The ids' high-water marks are read before the transaction: the id
+	// allocator's lock must never be waited for inside one, since on a shared
+	// store take() holds it while it reserves a block in a transaction of its
+	// own, queued behind this one (TestSharedStoreIDBlocksUnderLoad). The
+	// sequences only go up, so a mark read early is still a floor.
+	hiCharge, hiCarnet := m.ids.high(&m.ids.charge), m.ids.high(&m.ids.carnet)
 	var refusal *Error
 	err := m.d.Store.Tx(ctx, func(tx *store.Tx) error {
 		u.tx = tx
@@ -171,11 +177,11 @@ func (m *Module) commitNew(ctx context.Context, u *update, fn func() *Error) *Er
 				return errRefused
 			}
 		}
-		if err := tx.SetSeq(seqCharge, m.ids.high(&m.ids.charge)); err != nil {
+		if err := tx.SetSeq(seqCharge, hiCharge); err != nil {
 			return err
 		}
 		if u.carnet != nil {
-			if err := tx.SetSeq(seqCarnet, m.ids.high(&m.ids.carnet)); err != nil {
+			if err := tx.SetSeq(seqCarnet, hiCarnet); err != nil {
 				return err
 			}
 		}
