@@ -213,6 +213,13 @@ type Query struct {
 	Kind, Account string
 	Where         []Cond
 	Offset, Limit int // Limit 0 = no limit
+	// Keys makes Find read only each row's id and N (the other fields of
+	// the Index it hands out are zero, Owner is the id): an index that
+	// holds the conditions' columns then serves the query alone, without
+	// a look-up of each row (a batch's charges by (i1, n) read 1,000
+	// entries of idx_i1 instead of also seeking 1,000 rows scattered
+	// across the table).
+	Keys bool
 
 	after *cursor // start at this key instead of Offset (Store.Find's page cursors)
 }
@@ -329,7 +336,11 @@ func (s *Store) find(ctx context.Context, query func(context.Context, string, ..
 		w += " AND (n > ? OR id >= ?)" // n >= after.n is among the conditions
 		args = append(args, q.after.n, q.after.id)
 	}
-	sqlq := "SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4" + w + " ORDER BY n, id"
+	cols := "SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4"
+	if q.Keys {
+		cols = "SELECT id, n"
+	}
+	sqlq := cols + w + " ORDER BY n, id"
 	if q.Limit > 0 {
 		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
 	}
@@ -350,7 +361,13 @@ func (s *Store) find(ctx context.Context, query func(context.Context, string, ..
 	for rows.Next() {
 		var id string
 		var ix Index
-		if err := rows.Scan(&id, &ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3, &ix.I4); err != nil {
+		var err error
+		if q.Keys {
+			err = rows.Scan(&id, &ix.N)
+		} else {
+			err = rows.Scan(&id, &ix.Owner, &ix.N, &ix.S1, &ix.S2, &ix.S3, &ix.S4, &ix.I1, &ix.I2, &ix.I3, &ix.I4)
+		}
+		if err != nil {
 			return fmt.Errorf("store: find %s: %w", q.Kind, err)
 		}
 		if ix.Owner == "" {

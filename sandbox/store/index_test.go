@@ -69,6 +69,29 @@ func testIndexFind(t *testing.T, be testBackend) {
 			}
 		}
 	}
+	// Keys: the same rows and order, pages on the same cursors, only id
+	// and N read.
+	for pass := range 2 {
+		var got []string
+		for off := 0; off < 260; off += 40 {
+			q := all
+			q.Where = append(append([]Cond(nil), all.Where...), Eq(ColS1, "B"))
+			q.Offset, q.Limit, q.Keys = off, 40, true
+			err := s.Find(ctx, q, func(id string, ix Index) error {
+				if ix.S1 != "" || ix.I1 != 0 || ix.Owner != id {
+					t.Fatalf("Keys: row %s read whole: %+v", id, ix)
+				}
+				got = append(got, fmt.Sprintf("%d/%s", ix.N, id))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(got) != 50 || got[0] != "0/c249" || got[49] != "122/c004" {
+			t.Fatalf("Keys pass %d: %d rows, %v", pass, len(got), got)
+		}
+	}
 	// A write between pages is seen: the cursors and counts of before are
 	// not used.
 	if err := s.Tx(ctx, func(tx *Tx) error { return tx.PutIndex("k", "acc", "a-first", Index{N: -1}) }); err != nil {
