@@ -64,12 +64,13 @@ type Running struct {
 	ClientP12File string
 	Server        *Server
 
-	servers []*http.Server
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	once    sync.Once
-	err     error
-	done    chan struct{}
+	servers     []*http.Server
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	once        sync.Once
+	stopProfile func() // ends the CPU profile of CPUProfileEnv
+	err         error
+	done        chan struct{}
 }
 
 // Start listens on loopback (Addr, default 127.0.0.1:0; and PixAddr or a
@@ -84,7 +85,7 @@ func (s *Server) Start() (*Running, error) {
 		return nil, fmt.Errorf("sandbox: listen on %s: %w", addr, err)
 	}
 	rn := &Running{Server: s, DataDir: s.dataDir, ClientID: s.creds.ClientID, ClientSecret: s.creds.ClientSecret,
-		PayeeCode: s.creds.PayeeCode, PixKey: s.creds.PixKey, done: make(chan struct{})}
+		PayeeCode: s.creds.PayeeCode, PixKey: s.creds.PixKey, done: make(chan struct{}), stopProfile: startCPUProfile()}
 	rn.URL = "http://" + ln.Addr().String()
 	rn.PixURL = rn.URL
 	var pixLn net.Listener
@@ -199,6 +200,7 @@ func (rn *Running) Shutdown(ctx context.Context) error {
 		rn.cancel()
 		rn.wg.Wait()
 		errs = append(errs, rn.Server.Close())
+		rn.stopProfile()
 		rn.err = errors.Join(errs...)
 		close(rn.done)
 	})
