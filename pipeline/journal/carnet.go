@@ -23,10 +23,15 @@ import (
 // none and read as they are.
 const fmtParcels = 0x04
 
+// maxPacked is the longest result packed: the parcels' texts decoded from
+// a packed value may not add up to more (a corrupt value must not make
+// an unbounded one).
+const maxPacked = 1 << 20
+
 // packResult returns v in columns, or v itself when it is not a result
 // with parcels or would not come back the same.
 func packResult(v []byte) []byte {
-	if len(v) < 256 || v[0] != '{' || !bytes.Contains(v, []byte(`"parcels":[`)) {
+	if len(v) < 256 || len(v) > maxPacked || v[0] != '{' || !bytes.Contains(v, []byte(`"parcels":[`)) {
 		return v
 	}
 	var row results.Row
@@ -101,7 +106,7 @@ func unpackResult(b []byte) ([]byte, error) {
 	if len(b) == 0 || b[0] != fmtParcels {
 		return b, nil
 	}
-	d := &reader{b: b[1:]}
+	d := &reader{b: b[1:], budget: maxPacked}
 	flags := d.byte()
 	sb := d.bytes()
 	n := d.uvarint()
@@ -234,6 +239,10 @@ func (r *reader) column(c, n int) []string {
 		last := ""
 		for i := range vals {
 			s := r.diff(last)
+			if r.budget -= len(s); r.budget < 0 {
+				r.fail()
+				return nil
+			}
 			last = s
 			if mode == colPixCRC {
 				s += pixCRC(s)
@@ -406,8 +415,9 @@ func appendLit(out []byte, s string) []byte {
 // reader reads what the append functions above wrote; the first failure
 // sticks in err and every later read gives zero values.
 type reader struct {
-	b   []byte
-	err error
+	b      []byte
+	err    error
+	budget int // bytes of text left to decode
 }
 
 func (r *reader) fail() { r.err, r.b = errCorrupt, nil }

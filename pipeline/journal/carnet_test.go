@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,6 +199,34 @@ func BenchmarkPackResult(b *testing.B) {
 	for b.Loop() {
 		if _, err := unpackResult(packResult(v)); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestUnpackResultCorrupt changes and cuts a packed result at random
+// (seeded) many times: unpacking never panics, a cut value never unpacks,
+// and nothing decodes to more than maxPacked bytes of text.
+func TestUnpackResultCorrupt(t *testing.T) {
+	seed := packResult(carnetRes(1))
+	if seed[0] != fmtParcels {
+		t.Fatal("not packed")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		b := append([]byte(nil), seed...)
+		for range 1 + r.IntN(8) {
+			b[1+r.IntN(len(b)-1)] = byte(r.IntN(256))
+		}
+		cut := i%3 == 0
+		if cut {
+			b = append([]byte(nil), seed[:1+r.IntN(len(seed)-1)]...)
+		}
+		out, err := unpackResult(b)
+		if cut && err == nil {
+			t.Fatalf("a value cut to %d of %d bytes unpacked", len(b), len(seed))
+		}
+		if len(out) > 2*maxPacked {
+			t.Fatalf("%d bytes unpacked", len(out))
 		}
 	}
 }
