@@ -83,9 +83,6 @@ func parseList(q url.Values, efi bool) (*listQuery, *apiError) {
 	return lq, nil
 }
 
-// in reports whether t is within [inicio, fim].
-func (lq *listQuery) in(t time.Time) bool { return !t.Before(lq.inicio) && !t.After(lq.fim) }
-
 // window returns the [lo, hi) slice bounds of the requested page of n
 // items and fills params.paginacao.
 func (lq *listQuery) window(n int) (int, int) {

@@ -94,7 +94,7 @@ func (s *Store) runGroup(batch []*txCall) {
 	for _, c := range batch {
 		tx := &Tx{ctx: c.ctx, tx: sqlTx, s: s, now: now, written: written}
 		if len(batch) == 1 {
-			c.err, c.panic = runFn(c.fn, tx)
+			c.panic, c.err = runFn(c.fn, tx)
 			if c.err == nil && c.panic == nil {
 				hooks = append(hooks, tx.onCommit...)
 				ok++
@@ -105,7 +105,7 @@ func (s *Store) runGroup(batch []*txCall) {
 			c.err = fmt.Errorf("store: savepoint: %w", err)
 			continue
 		}
-		c.err, c.panic = runFn(c.fn, tx)
+		c.panic, c.err = runFn(c.fn, tx)
 		if c.err != nil || c.panic != nil {
 			if _, err := sqlTx.ExecContext(c.ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
 				finish(fmt.Errorf("store: roll back to savepoint: %w", err))
@@ -139,11 +139,11 @@ func (s *Store) runGroup(batch []*txCall) {
 
 // runFn runs fn, turning a panic into a value re-raised in the caller's
 // goroutine.
-func runFn(fn func(tx *Tx) error, tx *Tx) (err error, p any) {
+func runFn(fn func(tx *Tx) error, tx *Tx) (p any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			p = v
 		}
 	}()
-	return fn(tx), nil
+	return nil, fn(tx)
 }
