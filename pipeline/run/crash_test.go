@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -249,29 +248,7 @@ func (e *crashEnv) checkOnce(t *testing.T, kind string, res *results.Results, ps
 			}
 		}
 	case "cobv":
-		count := map[string]int{}
-		batches := map[string]bool{}
-		for _, r := range res.Rows {
-			batches[r.BatchID] = true
-		}
-		for b := range batches {
-			id, _ := strconv.ParseInt(b, 10, 64)
-			for page := 0; ; page++ {
-				p := api.ListCobVParams{LoteCobVID: id}
-				p.Inicio, p.Fim = time.Now().Add(-24*time.Hour), time.Now().Add(24*time.Hour)
-				p.PaginaAtual, p.ItensPorPagina = page, 1000
-				pg, err := e.cl.ListCobV(context.Background(), p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, c := range pg.Cobs {
-					count[c.Txid]++
-				}
-				if page+1 >= pg.Parametros.Paginacao.QuantidadeDePaginas {
-					break
-				}
-			}
-		}
+		count := runtest.CobvOfBatches(t, e.cl, res.Rows)
 		if len(count) != len(ps) {
 			t.Errorf("%d cobv in the run's batches, want %d", len(count), len(ps))
 		}

@@ -609,12 +609,13 @@ func (s *Service) Apps() []AppInfo {
 	return out
 }
 
-// Account returns the account with internal id id.
-func (s *Service) Account(id string) (Account, bool) {
+// findAccount runs get under the read lock, reloading the accounts once on
+// a miss when the store is shared (another instance may have made it).
+func (s *Service) findAccount(get func() (*Account, bool)) (Account, bool) {
 	s.refresh(false)
 	for _, miss := range []bool{false, true} {
 		s.mu.RLock()
-		a, ok := s.accounts[id]
+		a, ok := get()
 		s.mu.RUnlock()
 		if ok {
 			return copyAccount(a), true
@@ -624,58 +625,29 @@ func (s *Service) Account(id string) (Account, bool) {
 		}
 	}
 	return Account{}, false
+}
+
+// Account returns the account with internal id id.
+func (s *Service) Account(id string) (Account, bool) {
+	return s.findAccount(func() (*Account, bool) { a, ok := s.accounts[id]; return a, ok })
 }
 
 // AccountByPayeeCode finds an account by payee code (case-insensitive).
 func (s *Service) AccountByPayeeCode(code string) (Account, bool) {
-	s.refresh(false)
-	for _, miss := range []bool{false, true} {
-		s.mu.RLock()
-		a, ok := s.byPayee[strings.ToLower(code)]
-		s.mu.RUnlock()
-		if ok {
-			return copyAccount(a), true
-		}
-		if !miss && !s.refresh(true) {
-			break
-		}
-	}
-	return Account{}, false
+	code = strings.ToLower(code)
+	return s.findAccount(func() (*Account, bool) { a, ok := s.byPayee[code]; return a, ok })
 }
 
 // AccountByConta finds an account by its Pix account number.
 func (s *Service) AccountByConta(conta string) (Account, bool) {
-	s.refresh(false)
-	for _, miss := range []bool{false, true} {
-		s.mu.RLock()
-		a, ok := s.byConta[conta]
-		s.mu.RUnlock()
-		if ok {
-			return copyAccount(a), true
-		}
-		if !miss && !s.refresh(true) {
-			break
-		}
-	}
-	return Account{}, false
+	return s.findAccount(func() (*Account, bool) { a, ok := s.byConta[conta]; return a, ok })
 }
 
 // AccountByKey finds the account that owns a Pix key (compared after
 // NormalizeKey).
 func (s *Service) AccountByKey(key string) (Account, bool) {
-	s.refresh(false)
-	for _, miss := range []bool{false, true} {
-		s.mu.RLock()
-		a, ok := s.byKey[NormalizeKey(key)]
-		s.mu.RUnlock()
-		if ok {
-			return copyAccount(a), true
-		}
-		if !miss && !s.refresh(true) {
-			break
-		}
-	}
-	return Account{}, false
+	key = NormalizeKey(key)
+	return s.findAccount(func() (*Account, bool) { a, ok := s.byKey[key]; return a, ok })
 }
 
 // principalOf returns the (shared, read-only) principal of app.

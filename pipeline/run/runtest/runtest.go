@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"remessa/api"
 	"remessa/pipeline/results"
@@ -189,4 +191,38 @@ func Exec(t testing.TB, env []string, args ...string) (int, string) {
 		t.Fatalf("%v: %v", args, err)
 	}
 	return 0, string(out)
+}
+
+// CobvOfBatches lists, through cl, the cobv of every batch the rows name
+// (pages of 1000, created within a day of now) and counts each txid: a
+// crash test wants every count to be 1 and one txid per row.
+func CobvOfBatches(tb testing.TB, cl *api.Client, rows []results.Row) map[string]int {
+	tb.Helper()
+	count := map[string]int{}
+	batches := map[string]bool{}
+	for _, r := range rows {
+		batches[r.BatchID] = true
+	}
+	for b := range batches {
+		id, err := strconv.ParseInt(b, 10, 64)
+		if err != nil {
+			tb.Fatalf("batch id %q of the results is not a number", b)
+		}
+		for page := 0; ; page++ {
+			p := api.ListCobVParams{LoteCobVID: id}
+			p.Inicio, p.Fim = time.Now().Add(-24*time.Hour), time.Now().Add(24*time.Hour)
+			p.PaginaAtual, p.ItensPorPagina = page, 1000
+			pg, err := cl.ListCobV(context.Background(), p)
+			if err != nil {
+				tb.Fatalf("list the cobv of batch %d: %v", id, err)
+			}
+			for _, c := range pg.Cobs {
+				count[c.Txid]++
+			}
+			if page+1 >= pg.Parametros.Paginacao.QuantidadeDePaginas {
+				break
+			}
+		}
+	}
+	return count
 }
