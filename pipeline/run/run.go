@@ -462,27 +462,13 @@ func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string
 	switch {
 	case it.Carnet != nil:
 		c := *it.Carnet
-		md := pipeline.Metadata{}
-		if c.Metadata != nil {
-			md = *c.Metadata
-		}
-		if md.CustomID == "" {
-			md.CustomID = CustomID(runID, it.Key)
-		}
-		c.Metadata = &md
-		row.CustomID = md.CustomID
+		c.Metadata = withCustomID(c.Metadata, runID, it.Key)
+		row.CustomID = c.Metadata.CustomID
 		r.Carnet = &c
 	case it.Slip != nil:
 		s := *it.Slip
-		md := pipeline.Metadata{}
-		if s.Metadata != nil {
-			md = *s.Metadata
-		}
-		if md.CustomID == "" {
-			md.CustomID = CustomID(runID, it.Key)
-		}
-		s.Metadata = &md
-		row.CustomID = md.CustomID
+		s.Metadata = withCustomID(s.Metadata, runID, it.Key)
+		row.CustomID = s.Metadata.CustomID
 		r.Slip = &s
 	case it.Cobv != nil:
 		c := *it.Cobv
@@ -667,4 +653,17 @@ type preciseTime struct{}
 
 func (preciseTime) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
 	e.Str("time", time.Now().UTC().Format(time.RFC3339Nano))
+}
+
+// withCustomID returns a copy of md (a new one when nil) whose custom_id is
+// the row's own or, when it has none, the one the run derives from its key.
+func withCustomID(md *pipeline.Metadata, runID, key string) *pipeline.Metadata {
+	out := pipeline.Metadata{}
+	if md != nil {
+		out = *md
+	}
+	if out.CustomID == "" {
+		out.CustomID = CustomID(runID, key)
+	}
+	return &out
 }
