@@ -3,17 +3,13 @@ package cluster_test
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -380,37 +376,10 @@ func (e *env) checkOnce(t testing.TB, res *results.Results, kind string, n int) 
 	}
 }
 
-type listed struct {
-	ID       int64   `json:"id"`
-	CustomID *string `json:"custom_id"`
-	Payment  *struct {
-		Carnet *struct {
-			CarnetID int64 `json:"carnet_id"`
-		} `json:"carnet"`
-	} `json:"payment"`
-}
+type listed = runtest.Listed
 
 func (e *env) listCharges(t testing.TB, chargeType string) []listed {
-	t.Helper()
-	var all []listed
-	for page := 1; ; page++ {
-		q := url.Values{"charge_type": {chargeType}, "begin_date": {time.Now().AddDate(0, 0, -2).Format("2006-01-02")},
-			"end_date": {time.Now().AddDate(0, 0, 2).Format("2006-01-02")}, "limit": {"1000"}, "page": {strconv.Itoa(page)}}
-		resp, err := e.cl.Do(context.Background(), api.V1, http.MethodGet, "/v1/charges?"+q.Encode(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var env struct {
-			Data []listed `json:"data"`
-		}
-		if err := json.Unmarshal(resp.Body, &env); err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, env.Data...)
-		if len(env.Data) < 1000 {
-			return all
-		}
-	}
+	return runtest.ListCharges(t, e.cl, chargeType)
 }
 
 // TestClusterTwoWorkers: `remessa run --db` enqueues a cobv job (5

@@ -1,14 +1,9 @@
 package run_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +11,7 @@ import (
 	"remessa/api"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/rules"
 	"remessa/sandbox"
 	_ "remessa/sandbox/all"
@@ -181,47 +177,11 @@ func remoteEnv(k string) (string, bool) {
 }
 
 // listed is one charge as GET /v1/charges lists it.
-type listed struct {
-	ID       int64   `json:"id"`
-	Total    int64   `json:"total"`
-	CustomID *string `json:"custom_id"`
-	Customer *struct {
-		CPF string `json:"cpf"`
-	} `json:"customer"`
-	Payment *struct {
-		Carnet *struct {
-			CarnetID int64  `json:"carnet_id"`
-			Parcel   int    `json:"parcel"`
-			ExpireAt string `json:"expire_at"`
-		} `json:"carnet"`
-		BankingBillet *struct {
-			ExpireAt string `json:"expire_at"`
-		} `json:"banking_billet"`
-	} `json:"payment"`
-}
+type listed = runtest.Listed
 
 // listCharges lists every charge of a type created in the last days.
 func listCharges(t testing.TB, c *api.Client, chargeType string) []listed {
-	t.Helper()
-	var all []listed
-	for page := 1; ; page++ {
-		q := url.Values{"charge_type": {chargeType}, "begin_date": {time.Now().AddDate(0, 0, -2).Format("2006-01-02")},
-			"end_date": {time.Now().AddDate(0, 0, 2).Format("2006-01-02")}, "limit": {"1000"}, "page": {strconv.Itoa(page)}}
-		resp, err := c.Do(context.Background(), api.V1, http.MethodGet, "/v1/charges?"+q.Encode(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var env struct {
-			Data []listed `json:"data"`
-		}
-		if err := json.Unmarshal(resp.Body, &env); err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, env.Data...)
-		if len(env.Data) < 1000 {
-			return all
-		}
-	}
+	return runtest.ListCharges(t, c, chargeType)
 }
 
 func today() time.Time { return rules.Today(time.Now()) }

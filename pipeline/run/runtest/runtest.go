@@ -5,8 +5,11 @@ package runtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,4 +228,49 @@ func CobvOfBatches(tb testing.TB, cl *api.Client, rows []results.Row) map[string
 		}
 	}
 	return count
+}
+
+// Listed is one charge as GET /v1/charges lists it.
+type Listed struct {
+	ID       int64   `json:"id"`
+	Total    int64   `json:"total"`
+	CustomID *string `json:"custom_id"`
+	Customer *struct {
+		CPF string `json:"cpf"`
+	} `json:"customer"`
+	Payment *struct {
+		Carnet *struct {
+			CarnetID int64  `json:"carnet_id"`
+			Parcel   int    `json:"parcel"`
+			ExpireAt string `json:"expire_at"`
+		} `json:"carnet"`
+		BankingBillet *struct {
+			ExpireAt string `json:"expire_at"`
+		} `json:"banking_billet"`
+	} `json:"payment"`
+}
+
+// ListCharges lists through c every charge of a type created in the last
+// two days, a page of 1000 at a time.
+func ListCharges(t testing.TB, c *api.Client, chargeType string) []Listed {
+	t.Helper()
+	var all []Listed
+	for page := 1; ; page++ {
+		q := url.Values{"charge_type": {chargeType}, "begin_date": {time.Now().AddDate(0, 0, -2).Format("2006-01-02")},
+			"end_date": {time.Now().AddDate(0, 0, 2).Format("2006-01-02")}, "limit": {"1000"}, "page": {strconv.Itoa(page)}}
+		resp, err := c.Do(context.Background(), api.V1, http.MethodGet, "/v1/charges?"+q.Encode(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct {
+			Data []Listed `json:"data"`
+		}
+		if err := json.Unmarshal(resp.Body, &env); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, env.Data...)
+		if len(env.Data) < 1000 {
+			return all
+		}
+	}
 }
