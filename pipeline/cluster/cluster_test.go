@@ -58,6 +58,15 @@ type env struct {
 	cl                         *api.Client
 	mu                         sync.Mutex
 	workers                    []*exec.Cmd
+	exited                     map[*exec.Cmd]chan struct{} // closed when the worker's Wait returns
+}
+
+// exitedCh is closed when worker cmd has exited (its Wait returned); reading
+// cmd.ProcessState instead would race with Wait.
+func (e *env) exitedCh(cmd *exec.Cmd) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.exited[cmd]
 }
 
 func newEnv(t testing.TB) *env { return newEnvWith(t, false, nil) }
@@ -177,9 +186,14 @@ func (e *env) startWorker(t testing.TB, slot int, env ...string) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { cmd.Wait(); f.Close() }()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); f.Close(); close(exited) }()
 	e.mu.Lock()
 	e.workers = append(e.workers, cmd)
+	if e.exited == nil {
+		e.exited = map[*exec.Cmd]chan struct{}{}
+	}
+	e.exited[cmd] = exited
 	e.mu.Unlock()
 	return cmd
 }
@@ -193,8 +207,9 @@ func (e *env) stopWorkers() {
 		w.Process.Signal(syscall.SIGTERM)
 	}
 	for _, w := range ws {
-		for i := 0; i < 100 && w.ProcessState == nil; i++ {
-			time.Sleep(50 * time.Millisecond)
+		select {
+		case <-e.exitedCh(w):
+		case <-time.After(5 * time.Second):
 		}
 		w.Process.Kill()
 	}
@@ -562,12 +577,10 @@ func (e *env) crashRun(t *testing.T, nV, nC, kills int, adopted bool) {
 				mu.Lock()
 				slots[i] = cmd
 				mu.Unlock()
-				for cmd.ProcessState == nil {
-					select {
-					case <-done:
-						return
-					case <-time.After(50 * time.Millisecond):
-					}
+				select {
+				case <-done:
+					return
+				case <-e.exitedCh(cmd):
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
