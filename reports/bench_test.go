@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"remessa/internal/procstat"
 	"remessa/pipeline/results"
 )
 
@@ -184,7 +185,7 @@ func reportChild(dir string) int {
 		fmt.Fprintf(os.Stderr, "reports %v, reconcile %v %s\n", files, ok, diff)
 		return 1
 	}
-	kb, err := selfHWM()
+	kb, err := procstat.PeakRSS()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

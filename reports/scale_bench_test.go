@@ -19,21 +19,6 @@ import (
 // until exec, so a parent holding the benchmark's rows inflates it.
 const reportHWMPrefix = "REPORT-CHILD-HWM-KB "
 
-// selfHWM returns this process's VmHWM in kB.
-func selfHWM() (int, error) {
-	st, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, ln := range strings.Split(string(st), "\n") {
-		var kb int
-		if _, err := fmt.Sscanf(ln, "VmHWM: %d kB", &kb); err == nil {
-			return kb, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
-}
-
 // writeBigCobvJSON writes the results.json of n bigCobv rows into dir
 // without holding them (WriteStream, JSON only), so the parent stays small.
 func writeBigCobvJSON(dir string, n int) error {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"remessa/formats/fixtures"
+	"remessa/internal/procstat"
 	"remessa/pipeline/journal"
 	"remessa/pipeline/run"
 	"remessa/sandbox"
@@ -101,7 +102,7 @@ func scaleChild(spec string) int {
 	if err != nil {
 		return fail(err)
 	}
-	hwm, err := vmHWM()
+	hwm, err := procstat.PeakRSS()
 	if err != nil {
 		return fail(err)
 	}
@@ -189,21 +190,6 @@ func procCPU(pid int) time.Duration {
 	fmt.Sscan(f[11], &u)
 	fmt.Sscan(f[12], &s)
 	return time.Duration(u+s) * 10 * time.Millisecond
-}
-
-// vmHWM is this process's peak resident set in kB.
-func vmHWM() (int, error) {
-	st, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, ln := range strings.Split(string(st), "\n") {
-		var kb int
-		if _, err := fmt.Sscanf(ln, "VmHWM: %d kB", &kb); err == nil {
-			return kb, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
 }
 
 // runScaleChild runs req in a child process and returns its report.

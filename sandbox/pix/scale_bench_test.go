@@ -20,6 +20,7 @@ import (
 
 	"remessa/api"
 	"remessa/internal/pgtest"
+	"remessa/internal/procstat"
 	"remessa/sandbox"
 )
 
@@ -52,17 +53,6 @@ func TestMain(m *testing.M) {
 		os.Exit(scaleChild(spec))
 	}
 	pgtest.Main(m)
-}
-
-func vmHWM() int {
-	raw, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
-			n, _ := strconv.Atoi(f[1])
-			return n
-		}
-	}
-	return 0
 }
 
 // scaleChild runs n cobv ("n dir") and prints its scaleRes.
@@ -160,7 +150,7 @@ func scaleChild(spec string) int {
 		}
 	}
 	res.ListSeconds = time.Since(t1).Seconds()
-	res.HWMkB = vmHWM()
+	res.HWMkB, _ = procstat.PeakRSS()
 	for _, f := range []string{"sandbox.db", "sandbox.db-wal"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			res.DBBytes += st.Size()
