@@ -343,6 +343,9 @@ func (e *executor) backoff(n int) time.Duration {
 	return min(50*time.Millisecond<<min(n, 6), 2*time.Second)
 }
 
+// lookupTries bounds the look-ups of one unknown outcome in one attempt.
+const lookupTries = 4
+
 // maxAttempts bounds the calls one item makes in one process before it is
 // left pending for the next resume.
 const maxAttempts = 12
@@ -467,7 +470,14 @@ func (e *executor) process(ctx context.Context, r journal.Row) error {
 // looks again). It reports whether the item is settled.
 func (e *executor) settleUnknown(ctx context.Context, idx int, it Item, res *Result, attempt int) (bool, error) {
 	time.Sleep(e.backoff(attempt))
+	// A look-up only reads, so one that fails (an outage, a dropped
+	// answer) is tried again a few times before the item is left ambiguous
+	// for the next resume.
 	lk, err := e.lookup(ctx, it)
+	for try := 1; err != nil && try < lookupTries && ctx.Err() == nil; try++ {
+		time.Sleep(e.backoff(attempt + try))
+		lk, err = e.lookup(ctx, it)
+	}
 	crashAt("acao-lookup")
 	switch {
 	case err != nil:
