@@ -345,7 +345,7 @@ func browserPath(t testing.TB, ctx context.Context) string {
 // window (0 when nothing needs sideways scrolling).
 func browserOverflow(t testing.TB, ctx context.Context) int {
 	t.Helper()
-	return browserEval[int](t, ctx, "Math.max(0, document.documentElement.scrollWidth - window.innerWidth)")
+	return browserEval[int](t, ctx, "Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth)")
 }
 
 // submitLogin fills the sign-in form at /entrar with user and password,
@@ -991,5 +991,8 @@ func captureTall(ctx context.Context) ([]byte, error) {
 	fctx, fcancel := context.WithTimeout(tctx, time.Second)
 	chromedp.Run(fctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, chromedp.EvalAwaitPromise))
 	fcancel()
-	return chromedp.Run(tctx, chromedp.FullScreenshot(100))
+	// the window is as tall as the page now: a capture of the window holds
+	// it all at the window's width (FullScreenshot clipped a phone-width
+	// page to its width less a scrollbar's, cutting its right edge)
+	return chromedp.Run(tctx, chromedp.CaptureScreenshot())
 }
