@@ -9,6 +9,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"remessa/internal/sqlitedb"
 )
 
 // FileName is the listener's database in the runs folder: the inbox of
@@ -65,17 +67,9 @@ var schema = []string{
 }
 
 func openDB(dir string) (*sql.DB, error) {
-	path := filepath.Join(dir, FileName)
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+	db, err := sqlitedb.Open(filepath.Join(dir, FileName), schema)
 	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	for _, s := range schema {
-		if _, err := db.Exec(s); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("listen: %s: %w", path, err)
-		}
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	return db, nil
 }

@@ -19,6 +19,8 @@ import (
 
 	"remessa/api"
 	"remessa/pipeline/results"
+
+	"remessa/internal/sqlitedb"
 )
 
 // FileName is the ledger's file in a run folder.
@@ -112,16 +114,9 @@ type Ledger struct {
 // OpenLedger opens (creating) the ledger of the run in dir.
 func OpenLedger(dir string) (*Ledger, error) {
 	path := filepath.Join(dir, FileName)
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+	db, err := sqlitedb.Open(path, ledgerSchema)
 	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	for _, s := range ledgerSchema {
-		if _, err := db.Exec(s); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("situação %s: %w", path, err)
-		}
+		return nil, fmt.Errorf("situação %w", err)
 	}
 	return &Ledger{db: db, path: path}, nil
 }

@@ -1,0 +1,28 @@
+// Package sqlitedb opens the small durable SQLite files of a run folder
+// (the ledger situacao.db, the notification inbox listen.db): WAL, an
+// fsync on every commit, one connection, immediate write transactions.
+package sqlitedb
+
+import (
+	"database/sql"
+	"fmt"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Open opens (creating) the database at path and runs each statement of
+// schema on it; an error names the path.
+func Open(path string, schema []string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	for _, s := range schema {
+		if _, err := db.Exec(s); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return db, nil
+}
