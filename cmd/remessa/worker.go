@@ -46,6 +46,10 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Uso: remessa worker %s\n", c.Usage)
 		return exitUsage
 	}
+	if !cluster.IsPostgres(dsn) {
+		fmt.Fprintln(stderr, "remessa worker: --db: esperado um endereço postgres://… ou postgresql://… (o recebido não é de um PostgreSQL)")
+		return exitUsage
+	}
 	o := run.WorkerOptions{DB: dsn, Units: *units, Concurrency: *conc, LogDir: *logDir, UnitTimeout: *lease,
 		Options: run.Options{BaseURL: *baseURL, PixBaseURL: *pixURL}}
 	if !*quiet {
