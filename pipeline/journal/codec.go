@@ -354,15 +354,13 @@ func chunkOf(info []byte) (int64, bool) {
 }
 
 // chunkEntry returns row idx of chunk id, read through q when not cached.
-func (j *Journal) chunkEntry(q interface {
-	QueryRow(string, ...any) *sql.Row
-}, c *codec, id int64, idx int) (chunkEntry, error) {
+func (j *Journal) chunkEntry(q *sql.Stmt, c *codec, id int64, idx int) (chunkEntry, error) {
 	j.cmu.Lock()
 	ch, ok := j.cache[id]
 	j.cmu.Unlock()
 	if !ok {
 		var data []byte
-		if err := q.QueryRow(`SELECT data FROM chunks WHERE id=?`, id).Scan(&data); err != nil {
+		if err := q.QueryRow(id).Scan(&data); err != nil {
 			return chunkEntry{}, err
 		}
 		m, err := decodeChunk(c, data)

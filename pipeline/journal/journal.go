@@ -94,7 +94,7 @@ type Journal struct {
 	db    *sql.DB
 	path  string
 	now   func() time.Time
-	stmts map[string]*sql.Stmt  // hot statements, prepared once
+	stmts [nHot]*sql.Stmt       // hot statements, prepared once
 	codec atomic.Pointer[codec] // nil in a journal written before values were compressed
 	txmu  sync.Mutex            // one Tx at a time, the codec it changes in place when it commits
 
@@ -108,16 +108,38 @@ type Journal struct {
 	rowChunk  []uint32 // by row index, its chunk's id as far as known (0: not known)
 }
 
-// Hot statements.
+// Hot statements: prepared once when the journal opens, and bound to a
+// transaction once per transaction (Tx.stmt), so that a statement run for
+// every row is not parsed again for every row (SQL text given to Exec is
+// prepared on each call).
 const (
-	qIntend     = `INSERT INTO calls(route,target,day,state,at) VALUES(?,?,?,?,?)`
-	qFinish     = `UPDATE calls SET state=?, status=?, error=?, done_at=? WHERE seq=?`
-	qSetRowRes  = `UPDATE rows SET state=?, res=?, updated=? WHERE idx=?`
-	qSetRow     = `UPDATE rows SET state=?, updated=? WHERE idx=?`
-	qAttempt    = `UPDATE rows SET attempts=attempts+1 WHERE idx=?`
-	qSetAttempt = `UPDATE rows SET state=?, attempts=attempts+1, updated=? WHERE idx=?`
-	qRowInfo    = `SELECT info FROM rows WHERE idx=?`
+	qIntend = iota
+	qFinish
+	qSetRowRes
+	qSetRow
+	qAttempt
+	qSetAttempt
+	qRowInfo
+	qAddRow
+	qAddChunk
+	qChunk
+	qSetBatch
+	nHot
 )
+
+var hotSQL = [nHot]string{
+	qIntend:     `INSERT INTO calls(route,target,day,state,at) VALUES(?,?,?,?,?)`,
+	qFinish:     `UPDATE calls SET state=?, status=?, error=?, done_at=? WHERE seq=?`,
+	qSetRowRes:  `UPDATE rows SET state=?, res=?, updated=? WHERE idx=?`,
+	qSetRow:     `UPDATE rows SET state=?, updated=? WHERE idx=?`,
+	qAttempt:    `UPDATE rows SET attempts=attempts+1 WHERE idx=?`,
+	qSetAttempt: `UPDATE rows SET state=?, attempts=attempts+1, updated=? WHERE idx=?`,
+	qRowInfo:    `SELECT info FROM rows WHERE idx=?`,
+	qAddRow:     `INSERT INTO rows(idx,key,state,info,req,res,attempts,updated) VALUES(?,?,?,?,?,?,?,?)`,
+	qAddChunk:   `INSERT INTO chunks(id,data) VALUES(?,?)`,
+	qChunk:      `SELECT data FROM chunks WHERE id=?`,
+	qSetBatch:   `UPDATE batches SET state=?, updated=? WHERE num=?`,
+}
 
 // Row is one input row as journaled.
 type Row struct {
@@ -178,17 +200,17 @@ func open(path string) (*Journal, error) {
 // newJournal is the journal on db, whose tables exist (SQLite above; a
 // run's schema in Postgres, postgres.go). It closes db when it fails.
 func newJournal(db *sql.DB, path string) (*Journal, error) {
-	j := &Journal{db: db, path: path, now: time.Now, stmts: map[string]*sql.Stmt{}, cache: map[int64]cachedChunk{}}
+	j := &Journal{db: db, path: path, now: time.Now, cache: map[int64]cachedChunk{}}
 	c, err := loadCodec(db)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("journal: %s: %w", path, err)
 	}
 	j.codec.Store(c)
-	for _, q := range []string{qIntend, qFinish, qSetRowRes, qSetRow, qAttempt, qSetAttempt, qRowInfo} {
-		st, err := db.Prepare(q)
+	for q, text := range hotSQL {
+		st, err := db.Prepare(text)
 		if err != nil {
-			db.Close()
+			j.Close()
 			return nil, fmt.Errorf("journal: %s: %w", path, err)
 		}
 		j.stmts[q] = st
@@ -196,9 +218,17 @@ func newJournal(db *sql.DB, path string) (*Journal, error) {
 	return j, nil
 }
 
+// stmt is hot statement q bound to tx, bound once per transaction.
+func (tx *Tx) stmt(q int) *sql.Stmt {
+	if tx.st[q] == nil {
+		tx.st[q] = tx.t.Stmt(tx.j.stmts[q])
+	}
+	return tx.st[q]
+}
+
 // exec runs a hot statement inside tx.
-func (tx *Tx) exec(q string, args ...any) error {
-	_, err := tx.t.Stmt(tx.j.stmts[q]).Exec(args...)
+func (tx *Tx) exec(q int, args ...any) error {
+	_, err := tx.stmt(q).Exec(args...)
 	return err
 }
 
@@ -208,7 +238,9 @@ func (j *Journal) Path() string { return j.path }
 // Close closes the journal.
 func (j *Journal) Close() error {
 	for _, st := range j.stmts {
-		st.Close()
+		if st != nil {
+			st.Close()
+		}
 	}
 	return j.db.Close()
 }
@@ -256,6 +288,7 @@ type Tx struct {
 	j        *Journal
 	newCodec *codec // the dictionaries with those this transaction wrote, in use once it commits
 	chunk    *chunkBuf
+	st       [nHot]*sql.Stmt // hot statements bound to t (closed with it)
 }
 
 // dropCache forgets the decoded chunks (a transaction that wrote one
@@ -278,8 +311,7 @@ func (tx *Tx) flushChunk() error {
 	if err != nil {
 		return wrap("chunk", err)
 	}
-	_, err = tx.t.Exec(`INSERT INTO chunks(id,data) VALUES(?,?)`, b.id, data)
-	return wrap("chunk", err)
+	return wrap("chunk", tx.exec(qAddChunk, b.id, data))
 }
 
 // codec is the journal's coder of row values, nil for a journal written
@@ -309,9 +341,7 @@ func (tx *Tx) AddRow(r Row) error {
 			return wrap(what, err)
 		}
 		if n > 0 { // a journal written before: its rows stay JSON text
-			_, err := tx.t.Exec(`INSERT INTO rows(idx,key,state,info,req,res,attempts,updated) VALUES(?,?,?,?,?,?,?,?)`,
-				r.Index, r.Key, r.State, string(r.Info), nullable(r.Req), nullable(r.Res), r.Attempts, tx.j.rowStamp())
-			return wrap(what, err)
+			return wrap(what, tx.exec(qAddRow, r.Index, r.Key, r.State, string(r.Info), nullable(r.Req), nullable(r.Res), r.Attempts, tx.j.rowStamp()))
 		}
 		var err error
 		if c, err = tx.addDict(nil, newDict(r)); err != nil {
@@ -328,8 +358,7 @@ func (tx *Tx) AddRow(r Row) error {
 	base := keyInfo(r.Key, r.Info)
 	tx.chunk.add(r.Index, base, r.Req)
 	info := binary.AppendUvarint([]byte{fmtChunk}, uint64(tx.chunk.id))
-	_, err := tx.t.Exec(`INSERT INTO rows(idx,key,state,info,req,res,attempts,updated) VALUES(?,?,?,?,?,?,?,?)`,
-		r.Index, "", r.State, info, nil, tx.encodeRes(c, base, r.Res), r.Attempts, tx.j.rowStamp())
+	err := tx.exec(qAddRow, r.Index, "", r.State, info, nil, tx.encodeRes(c, base, r.Res), r.Attempts, tx.j.rowStamp())
 	if err != nil {
 		return wrap(what, err)
 	}
@@ -353,7 +382,7 @@ func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 	id, ok := tx.j.chunkOfRow(idx)
 	if !ok {
 		var info []byte
-		if err := tx.t.Stmt(tx.j.stmts[qRowInfo]).QueryRow(idx).Scan(&info); err != nil {
+		if err := tx.stmt(qRowInfo).QueryRow(idx).Scan(&info); err != nil {
 			return wrap(what, err)
 		}
 		if id, ok = chunkOf(info); ok {
@@ -367,7 +396,7 @@ func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 				return err
 			}
 		}
-		e, err := tx.j.chunkEntry(tx.t, c, id, idx)
+		e, err := tx.j.chunkEntry(tx.stmt(qChunk), c, id, idx)
 		if err != nil {
 			return wrap(what, err)
 		}
@@ -394,8 +423,7 @@ func (tx *Tx) AddBatch(b Batch) error {
 
 // SetBatch records a batch's state.
 func (tx *Tx) SetBatch(num int, state string) error {
-	_, err := tx.t.Exec(`UPDATE batches SET state=?, updated=? WHERE num=?`, state, tx.j.stamp(), num)
-	return wrap(fmt.Sprintf("batch %d", num), err)
+	return wrap(fmt.Sprintf("batch %d", num), tx.exec(qSetBatch, state, tx.j.stamp(), num))
 }
 
 // AddSplit inserts a split configuration.
@@ -413,7 +441,7 @@ func (tx *Tx) SetSplit(key, state string) error {
 // Intend records a call as intended and returns its sequence number.
 func (tx *Tx) Intend(route, target string) (int64, error) {
 	now := tx.j.now()
-	res, err := tx.t.Stmt(tx.j.stmts[qIntend]).Exec(route, target, Day(now), CallIntended, now.UTC().Format(time.RFC3339Nano))
+	res, err := tx.stmt(qIntend).Exec(route, target, Day(now), CallIntended, now.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return 0, wrap("call "+route, err)
 	}
@@ -729,7 +757,7 @@ func (j *Journal) RowsPage(ctx context.Context, p Page) ([]Row, error) {
 		var base []byte
 		info, req := x.info, x.req
 		if id, ok := chunkOf(info); ok {
-			e, err := j.chunkEntry(j.db, c, id, r.Index)
+			e, err := j.chunkEntry(j.stmts[qChunk], c, id, r.Index)
 			if err != nil {
 				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
 			}
