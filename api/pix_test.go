@@ -225,3 +225,49 @@ func TestWaitLoteCobV(t *testing.T) {
 		t.Fatal("cancelled wait returned no error")
 	}
 }
+
+// ListCobVCodes sends ListCobV's query and reads the same codes ListCobV
+// reads of each charge.
+func TestListCobVCodes(t *testing.T) {
+	f, c := newFakePix(t)
+	ctx := context.Background()
+	f.answer = `{"parametros":{"inicio":"a","fim":"b","paginacao":{"paginaAtual":0,"itensPorPagina":1000,"quantidadeDePaginas":3,"quantidadeTotalDeItens":2001}},` +
+		`"cobs":[{"calendario":{"criacao":"2026-01-02T03:04:05Z","dataDeVencimento":"2026-02-10","validadeAposVencimento":30},"txid":"abc123abc123abc123abc123abc1","revisao":0,` +
+		`"loc":{"id":7,"location":"pix.example.com/v2/cobv/7","tipoCob":"cobv"},"location":"pix.example.com/v2/cobv/7","status":"ATIVA",` +
+		`"devedor":{"cpf":"52998224725","nome":"Fulano \"de\" Tal"},"valor":{"original":"10.00"},"chave":"k","infoAdicionais":[{"nome":"a","valor":"b"}],` +
+		`"pixCopiaECola":"000201\u00e9xyz"},{"calendario":{},"txid":"t2","loc":{"location":"only-loc"}}]}`
+	p := api.ListCobVParams{ListCobParams: api.ListCobParams{ListParams: api.ListParams{PaginaAtual: 1, ItensPorPagina: 1000}}, LoteCobVID: 42}
+	full, err := c.ListCobV(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, _, _ := f.last(t)
+	codes, err := c.ListCobVCodes(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, _, _ := f.last(t)
+	if r1.URL.RequestURI() != r2.URL.RequestURI() {
+		t.Fatalf("query %s, want %s", r2.URL.RequestURI(), r1.URL.RequestURI())
+	}
+	if codes.Parametros.Paginacao != full.Parametros.Paginacao || len(codes.Cobs) != len(full.Cobs) || len(codes.Cobs) != 2 {
+		t.Fatalf("page %+v, want %+v", codes.Parametros, full.Parametros)
+	}
+	for i, c := range codes.Cobs {
+		w := full.Cobs[i]
+		loc, wloc := "", ""
+		if c.Loc != nil {
+			loc = c.Loc.Location
+		}
+		if w.Loc != nil {
+			wloc = w.Loc.Location
+		}
+		if c.Txid != w.Txid || c.PixCopiaECola != w.PixCopiaECola || c.Location != w.Location || loc != wloc ||
+			c.Calendario.DataDeVencimento != w.Calendario.DataDeVencimento {
+			t.Errorf("cob %d: %+v, want %+v", i, c, w)
+		}
+	}
+	if codes.Cobs[0].PixCopiaECola != "000201éxyz" || codes.Cobs[1].Loc.Location != "only-loc" {
+		t.Fatalf("codes %+v", codes.Cobs)
+	}
+}
