@@ -283,41 +283,91 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 		for _, it := range lote.Cobsv {
 			status[it.Txid] = it
 		}
-		if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
-			for _, r := range rows {
-				it, ok := status[r.info.Txid]
-				res := r.info
-				res.BatchID = b.ID
-				state := journal.RowCreated
-				switch {
-				case !ok:
-					state = journal.RowDenied
-					res.Problems = []results.Problem{{Code: "fora_do_lote", Message: "o lote não contém este txid"}}
-				case it.Status == "NEGADA":
-					state = journal.RowDenied
-					p := results.Problem{Code: "negada", Message: "cobrança negada pelo serviço",
-						Action:   "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)",
-						ActionEN: "fix the row and send it again in a new run (it is in the rejected rows file)"}
-					if it.Problema != nil {
-						p.Code = it.Problema.TypeName()
-						p.Message = it.Problema.Title
-						if it.Problema.Detail != "" {
-							p.Message += ": " + it.Problema.Detail
-						}
-						for _, v := range it.Problema.Violacoes {
-							p.Message += "; " + v.Propriedade + ": " + v.Razao
-							if p.Field == "" {
-								p.Field, p.Value = v.Propriedade, v.Valor
-							}
+		type outcome struct {
+			state string
+			res   *results.Row
+		}
+		outs := make([]outcome, len(rows))
+		links := false
+		for i, r := range rows {
+			it, ok := status[r.info.Txid]
+			res := r.info
+			res.BatchID = b.ID
+			state := journal.RowCreated
+			switch {
+			case !ok:
+				state = journal.RowDenied
+				res.Problems = []results.Problem{{Code: "fora_do_lote", Message: "o lote não contém este txid"}}
+			case it.Status == "NEGADA":
+				state = journal.RowDenied
+				p := results.Problem{Code: "negada", Message: "cobrança negada pelo serviço",
+					Action:   "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)",
+					ActionEN: "fix the row and send it again in a new run (it is in the rejected rows file)"}
+				if it.Problema != nil {
+					p.Code = it.Problema.TypeName()
+					p.Message = it.Problema.Title
+					if it.Problema.Detail != "" {
+						p.Message += ": " + it.Problema.Detail
+					}
+					for _, v := range it.Problema.Violacoes {
+						p.Message += "; " + v.Propriedade + ": " + v.Razao
+						if p.Field == "" {
+							p.Field, p.Value = v.Propriedade, v.Valor
 						}
 					}
-					res.Problems = []results.Problem{p}
 				}
-				rb, _ := json.Marshal(res)
-				if err := tx.SetRow(r.idx, state, rb); err != nil {
+				res.Problems = []results.Problem{p}
+			}
+			outs[i] = outcome{state, &res}
+			links = links || state == journal.RowCreated && r.req.SplitKey != ""
+		}
+		if !links {
+			// nothing to link: the charges are fetched first, and then
+			// each row is journaled once, final (issued or denied), with
+			// the batch done, in one transaction. Until then the batch
+			// stays sent: a run stopped in between asks for the batch
+			// again (GET, idempotent) and fetches it again.
+			for i, r := range rows {
+				r.state, r.res = outs[i].state, outs[i].res
+			}
+			fetchErr := e.fetchBatch(ctx, b, rows, false)
+			state := journal.BatchDone
+			if fetchErr != nil {
+				state = journal.BatchFinal // as if journaled before the fetch: created rows are fetched on resume
+			}
+			issued := 0
+			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+				issued = 0
+				for _, r := range rows {
+					rb, _ := json.Marshal(r.res)
+					if err := tx.SetRow(r.idx, r.state, rb); err != nil {
+						return err
+					}
+					if r.state == journal.RowIssued {
+						issued++
+					}
+				}
+				return tx.SetBatch(b.Num, state)
+			}); err != nil {
+				return err
+			}
+			for range issued {
+				e.prog.row(journal.RowIssued)
+			}
+			if fetchErr != nil {
+				return fetchErr
+			}
+			e.prog.phase(fmt.Sprintf("lote %d final", b.Num))
+			e.prog.batchDone()
+			return nil
+		}
+		if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+			for i, r := range rows {
+				rb, _ := json.Marshal(outs[i].res)
+				if err := tx.SetRow(r.idx, outs[i].state, rb); err != nil {
 					return err
 				}
-				r.state, r.res = state, &res
+				r.state, r.res = outs[i].state, outs[i].res
 			}
 			return tx.SetBatch(b.Num, journal.BatchFinal)
 		}); err != nil {
@@ -349,7 +399,7 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 		return linkErr
 	}
 	// copy-and-paste codes and locations, by page
-	if err := e.fetchBatch(ctx, b, rows); err != nil {
+	if err := e.fetchBatch(ctx, b, rows, true); err != nil {
 		return err
 	}
 	if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error { return tx.SetBatch(b.Num, journal.BatchDone) }); err != nil {
@@ -464,8 +514,11 @@ func (e *executor) getLote(ctx context.Context, b journal.Batch) (*api.LoteCobV,
 }
 
 // fetchBatch reads the batch's charges by page (GET /v2/cobv?loteCobVId=)
-// and completes the created rows with pixCopiaECola and location.
-func (e *executor) fetchBatch(ctx context.Context, b journal.Batch, rows []*jrow) error {
+// and completes the created rows with pixCopiaECola and location: issued.
+// With journalPages, each page's rows are journaled as it comes; without, the
+// rows are completed in memory only (r.state, r.res), for the caller to
+// journal.
+func (e *executor) fetchBatch(ctx context.Context, b journal.Batch, rows []*jrow, journalPages bool) error {
 	byTxid := map[string]*jrow{}
 	for _, r := range rows {
 		if r.state == journal.RowCreated {
@@ -480,14 +533,14 @@ func (e *executor) fetchBatch(ctx context.Context, b journal.Batch, rows []*jrow
 		p := api.ListCobVParams{LoteCobVID: id}
 		p.Inicio, p.Fim = e.window[0], e.opts.now().Add(48*time.Hour)
 		p.PaginaAtual, p.ItensPorPagina = page, 1000
-		var pg *api.CobVPage
+		var pg *api.CobVCodePage
 		for attempt := 0; ; attempt++ {
 			seq, err := e.begin(ctx, routeCobvList, b.ID+"#"+strconv.Itoa(page), nil)
 			if err != nil {
 				return err
 			}
 			var callErr error
-			pg, callErr = e.svc.Client.ListCobV(ctx, p)
+			pg, callErr = e.svc.Client.ListCobVCodes(ctx, p)
 			if err := e.end(ctx, seq, callErr, nil); err != nil {
 				return err
 			}
@@ -503,43 +556,50 @@ func (e *executor) fetchBatch(ctx context.Context, b journal.Batch, rows []*jrow
 			sleepCtx(ctx, backoff(attempt))
 		}
 		e.crash.at("fetch")
-		if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
-			for _, c := range pg.Cobs {
-				r := byTxid[c.Txid]
-				if r == nil {
-					continue
+		got := make([]*jrow, 0, len(pg.Cobs))
+		for _, c := range pg.Cobs {
+			r := byTxid[c.Txid]
+			if r == nil {
+				continue
+			}
+			r.mu.Lock()
+			res := *r.res
+			res.PixCopiaECola = c.PixCopiaECola
+			res.Location = c.Location
+			if res.Location == "" && c.Loc != nil {
+				res.Location = c.Loc.Location
+			}
+			if c.Calendario.DataDeVencimento != "" {
+				res.DueDate = c.Calendario.DataDeVencimento
+			}
+			// the link marker is internal bookkeeping, not a problem
+			var keep []results.Problem
+			for _, pr := range res.Problems {
+				if pr.Code != "split_vinculado" {
+					keep = append(keep, pr)
 				}
-				r.mu.Lock()
-				res := *r.res
-				res.PixCopiaECola = c.PixCopiaECola
-				res.Location = c.Location
-				if res.Location == "" && c.Loc != nil {
-					res.Location = c.Loc.Location
-				}
-				if c.Calendario.DataDeVencimento != "" {
-					res.DueDate = c.Calendario.DataDeVencimento
-				}
-				// the link marker is internal bookkeeping, not a problem
-				var keep []results.Problem
-				for _, pr := range res.Problems {
-					if pr.Code != "split_vinculado" {
-						keep = append(keep, pr)
+			}
+			res.Problems = keep
+			r.state, r.res = journal.RowIssued, &res
+			r.mu.Unlock()
+			delete(byTxid, c.Txid)
+			got = append(got, r)
+		}
+		if journalPages {
+			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+				for _, r := range got {
+					rb, _ := json.Marshal(r.res)
+					if err := tx.SetRow(r.idx, journal.RowIssued, rb); err != nil {
+						return err
 					}
 				}
-				res.Problems = keep
-				rb, _ := json.Marshal(&res)
-				if err := tx.SetRow(r.idx, journal.RowIssued, rb); err != nil {
-					r.mu.Unlock()
-					return err
-				}
-				r.state, r.res = journal.RowIssued, &res
-				r.mu.Unlock()
-				delete(byTxid, c.Txid)
+				return nil
+			}); err != nil {
+				return err
+			}
+			for range got {
 				e.prog.row(journal.RowIssued)
 			}
-			return nil
-		}); err != nil {
-			return err
 		}
 		pag := pg.Parametros.Paginacao
 		if len(byTxid) == 0 || len(pg.Cobs) == 0 || page+1 >= pag.QuantidadeDePaginas {
