@@ -31,6 +31,14 @@ func (tx *Tx) DeleteAlias(kind, account, key string) error {
 
 // DeleteAliases removes the aliases (kind, account, key) of keys.
 func (tx *Tx) DeleteAliases(kind, account string, keys []string) error {
+	if tx.s.stmts != nil { // SQLite: row by row (see PutIndexes)
+		for _, k := range keys {
+			if err := tx.DeleteAlias(kind, account, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for len(keys) > 0 {
 		part := keys[:min(len(keys), maxIn)]
 		keys = keys[len(part):]
@@ -111,7 +119,7 @@ type AliasRow struct{ Key, Owner, Ref string }
 // PutAliases writes (replaces) several aliases of (kind, account) in a few
 // statements.
 func (tx *Tx) PutAliases(kind, account string, rows []AliasRow) error {
-	if tx.s.stmts != nil && len(rows) <= 64 {
+	if tx.s.stmts != nil { // SQLite: row by row (see PutIndexes)
 		for _, r := range rows {
 			if err := tx.PutAlias(kind, account, r.Key, r.Owner, r.Ref); err != nil {
 				return err

@@ -299,7 +299,14 @@ type DocRow[T any] struct {
 // (PutRaw for each, batched).
 func (c *Cache[T]) PutMany(tx *Tx, account string, rows []DocRow[T]) error {
 	const per = 100
-	for i := 0; i < len(rows); i += per {
+	if tx.s.stmts != nil { // SQLite: row by row (see PutIndexes)
+		for _, r := range rows {
+			if err := tx.PutRaw(c.kind, account, r.ID, r.Raw); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; tx.s.stmts == nil && i < len(rows); i += per {
 		part := rows[i:min(len(rows), i+per)]
 		args := make([]any, 0, 5*len(part))
 		for _, r := range part {

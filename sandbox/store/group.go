@@ -2,15 +2,15 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
 
 // Group commit: Tx calls queue; the first becomes the leader and runs the
 // queued calls (its own first) in one database transaction, each in a
-// savepoint, then commits once; it hands the lead to the next waiter if
-// more arrived meanwhile. A call alone runs without savepoints, as a plain
-// transaction.
+// savepoint (but the first, see runGroup), then commits once; it hands
+// the lead to the next waiter if more arrived meanwhile.
 
 // maxGroup bounds the calls committed together.
 const maxGroup = 64
@@ -64,7 +64,13 @@ func (s *Store) group(ctx context.Context, fn func(tx *Tx) error) error {
 	return c.err
 }
 
-// runGroup runs the calls in one database transaction.
+// runGroup runs the calls in one database transaction. Until a call
+// succeeds there is nothing in the transaction to keep, so the calls run
+// without a savepoint (a batch's thousands of rows are not copied to a
+// statement journal for a rollback that never comes): one that fails
+// rolls the whole transaction back, and the next call starts a new one.
+// After a success each call runs in a savepoint, rolled back alone if it
+// fails.
 func (s *Store) runGroup(batch []*txCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,28 +82,41 @@ func (s *Store) runGroup(batch []*txCall) {
 			close(c.done)
 		}
 	}
-	sqlTx, err := s.be.begin(batch[0].ctx, s.w)
-	if err != nil {
-		finish(fmt.Errorf("store: begin transaction: %w", err))
-		return
-	}
-	committed := false
+	var sqlTx *sql.Tx
 	defer func() {
-		if !committed {
+		if sqlTx != nil {
 			_ = sqlTx.Rollback()
 		}
 	}()
 	now := time.Now().UnixMilli()
-	written := map[docKey]bool{}
+	var written map[docKey]bool
+	var bound map[string]*sql.Stmt
 	var hooks []func()
 	ok := 0
 	for _, c := range batch {
-		tx := &Tx{ctx: c.ctx, tx: sqlTx, s: s, now: now, written: written}
-		if len(batch) == 1 {
+		if sqlTx == nil {
+			var err error
+			if sqlTx, err = s.be.begin(batch[0].ctx, s.w); err != nil {
+				sqlTx = nil
+				finish(fmt.Errorf("store: begin transaction: %w", err))
+				return
+			}
+			written, bound = map[docKey]bool{}, map[string]*sql.Stmt{}
+		}
+		tx := &Tx{ctx: c.ctx, tx: sqlTx, s: s, now: now, written: written, bound: bound}
+		if ok == 0 {
 			c.panic, c.err = runFn(c.fn, tx)
 			if c.err == nil && c.panic == nil {
 				hooks = append(hooks, tx.onCommit...)
 				ok++
+				continue
+			}
+			// Nothing else in the transaction: roll it back whole.
+			err := sqlTx.Rollback()
+			sqlTx = nil
+			if err != nil {
+				finish(fmt.Errorf("store: roll back: %w", err))
+				return
 			}
 			continue
 		}
@@ -122,14 +141,15 @@ func (s *Store) runGroup(batch []*txCall) {
 		}
 	}
 	if ok == 0 {
-		finish(nil) // nothing to commit: rolled back by the deferred call
+		finish(nil) // nothing to commit (rolled back)
 		return
 	}
-	if err := sqlTx.Commit(); err != nil {
+	err := sqlTx.Commit()
+	sqlTx = nil
+	if err != nil {
 		finish(fmt.Errorf("store: commit: %w", err))
 		return
 	}
-	committed = true
 	s.committed()
 	for _, h := range hooks {
 		h()

@@ -108,9 +108,11 @@ type IndexRow struct {
 // PutIndexes writes (replaces) several index rows of (kind, account) in a
 // few statements.
 func (tx *Tx) PutIndexes(kind, account string, rows []IndexRow) error {
-	if tx.s.stmts != nil && len(rows) <= 64 {
+	if tx.s.stmts != nil {
 		// SQLite: the statement prepared once, row by row, costs less than
-		// compiling a multi-row one for every call.
+		// compiling a multi-row one for every call, and a single-row
+		// statement needs no statement journal (a multi-row one copies
+		// every page it changes there, in case a later row fails).
 		for _, r := range rows {
 			if err := tx.PutIndex(kind, account, r.ID, r.Index); err != nil {
 				return err

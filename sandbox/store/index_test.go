@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -381,5 +382,77 @@ func testGroupCommit(t *testing.T, be testBackend) {
 	s.Get(ctx, "cnt", "", "c", &cnt)
 	if cnt.Cents != int64(good) {
 		t.Fatalf("counter %d after %d committed calls", cnt.Cents, good)
+	}
+}
+
+// A group's calls before its first success run without a savepoint: one
+// that fails rolls the database transaction back whole and the next call
+// starts a new one. Failures first, between and last: each failing call's
+// writes are gone, every other call's stay, and a later call sees an
+// earlier successful one's writes.
+func TestGroupFailuresBeforeFirstSuccess(t *testing.T) { forBackends(t, testGroupFirstFails) }
+
+func testGroupFirstFails(t *testing.T, be testBackend) {
+	s := openT(t, be.newDB(t))
+	ctx := context.Background()
+	for _, plan := range []string{"fpoofo", "ffo", "off", "ppp", "o"} {
+		call := func(i int, what byte) *txCall {
+			id := plan + strconv.Itoa(i)
+			return &txCall{ctx: ctx, done: make(chan struct{}), lead: make(chan struct{}), fn: func(tx *Tx) error {
+				if err := tx.Put("g", plan, id, doc{Name: id}); err != nil {
+					return err
+				}
+				var cnt doc
+				if _, err := tx.Get("cnt", plan, "c", &cnt); err != nil {
+					return err
+				}
+				cnt.Cents++
+				if err := tx.Put("cnt", plan, "c", cnt); err != nil {
+					return err
+				}
+				switch what {
+				case 'f':
+					return errors.New("refused " + id)
+				case 'p':
+					panic("panic " + id)
+				}
+				return nil
+			}}
+		}
+		var batch []*txCall
+		for i := range len(plan) {
+			batch = append(batch, call(i, plan[i]))
+		}
+		s.runGroup(batch)
+		good := 0
+		for i, c := range batch {
+			<-c.done
+			ok, err := s.Get(ctx, "g", plan, plan+strconv.Itoa(i), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch plan[i] {
+			case 'o':
+				good++
+				if c.err != nil || c.panic != nil || !ok {
+					t.Errorf("%s call %d: err %v, panic %v, stored %v", plan, i, c.err, c.panic, ok)
+				}
+			case 'f':
+				if c.err == nil || ok {
+					t.Errorf("%s call %d: err %v, stored %v", plan, i, c.err, ok)
+				}
+			case 'p':
+				if c.panic == nil || ok {
+					t.Errorf("%s call %d: panic %v, stored %v", plan, i, c.panic, ok)
+				}
+			}
+		}
+		var cnt doc
+		if _, err := s.Get(ctx, "cnt", plan, "c", &cnt); err != nil {
+			t.Fatal(err)
+		}
+		if cnt.Cents != int64(good) {
+			t.Errorf("%s: counter %d after %d committed calls", plan, cnt.Cents, good)
+		}
 	}
 }

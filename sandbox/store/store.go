@@ -208,12 +208,23 @@ func (s *Store) migrate() error {
 	return nil
 }
 
-// stmt returns the statement name for use in tx.
+// stmt returns the statement name for use in tx: the store's prepared
+// statement bound to the transaction once per database transaction (every
+// tx.StmtContext call makes a new *sql.Stmt that the transaction keeps
+// until it ends: a batch's thousands of rows would make thousands).
 func (tx *Tx) stmt(name string) *sql.Stmt {
-	if st := tx.s.stmts[name]; st != nil {
-		return tx.tx.StmtContext(tx.ctx, st)
+	st := tx.s.stmts[name]
+	if st == nil {
+		return nil
 	}
-	return nil
+	if b := tx.bound[name]; b != nil {
+		return b
+	}
+	b := tx.tx.StmtContext(tx.ctx, st)
+	if tx.bound != nil {
+		tx.bound[name] = b
+	}
+	return b
 }
 
 // execSQL and querySQL run a statement built per call (a multi-row
@@ -300,8 +311,9 @@ type Tx struct {
 	s        *Store
 	now      int64
 	onCommit []func()
-	written  map[docKey]bool // documents written in the database transaction (caches read them from it); shared by a group
-	touched  map[string]bool // index rows changed, per kind and account
+	written  map[docKey]bool      // documents written in the database transaction (caches read them from it); shared by a group
+	bound    map[string]*sql.Stmt // the store's statements bound to the database transaction (stmt); shared by a group
+	touched  map[string]bool      // index rows changed, per kind and account
 }
 
 type docKey struct{ kind, account, id string }
