@@ -136,7 +136,7 @@ func (m *Module) createCharge(ctx context.Context, ai accountInfo, kind, txid, h
 	if kind == kindCobV {
 		s = cobvCreateS
 	}
-	in, vs := checkCob(v, s, kind, "", m.ownKeys(ai))
+	in, vs := checkCobRaw(body, v, s, kind, "", m.ownKeys(ai))
 	if len(vs) > 0 {
 		return nil, fail(vs)
 	}

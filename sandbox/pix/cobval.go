@@ -116,16 +116,32 @@ type keyChecker func(chave string) bool
 // single charge, "cobsv[3]" for a batch item). Violations name the
 // property with its dotted path.
 func checkCob(v any, s *schema, kind, prefix string, own keyChecker) (*cobInput, []Violacao) {
+	return checkCobRaw(nil, v, s, kind, prefix, own)
+}
+
+// checkCobRaw is checkCob of v decoded from raw (nil: v alone). The
+// struct is then decoded from raw, instead of from v encoded again, when
+// that gives the same struct: when raw has no key twice in an object (v,
+// a map, kept the last one; decoding into a struct would merge them) and
+// decodes without error (an error is reported as v's encoding reports
+// it).
+func checkCobRaw(raw []byte, v any, s *schema, kind, prefix string, own keyChecker) (*cobInput, []Violacao) {
 	var vs []Violacao
 	s.check(prefix, v, &vs)
 	if len(vs) > 0 {
 		return nil, vs
 	}
 	m := v.(map[string]any)
-	delete(m, "txid")
 	var c Cob
-	if err := remarshal(m, &c); err != nil {
-		return nil, []Violacao{{Razao: "corpo inválido: " + err.Error(), Propriedade: prefix}}
+	direct := raw != nil && jsonMembers(raw) == mapMembers(m) && json.Unmarshal(raw, &c) == nil
+	delete(m, "txid")
+	if direct {
+		c.Txid = ""
+	} else {
+		c = Cob{}
+		if err := remarshal(m, &c); err != nil {
+			return nil, []Violacao{{Razao: "corpo inválido: " + err.Error(), Propriedade: prefix}}
+		}
 	}
 	in := &cobInput{Body: c}
 	p := func(name string) string { return join(prefix, name) }
@@ -316,4 +332,42 @@ func mergePatch(base, patch map[string]any) map[string]any {
 		base[k] = pv
 	}
 	return base
+}
+
+// jsonMembers counts the members of every object in raw (valid JSON): the
+// colons outside strings.
+func jsonMembers(raw []byte) int {
+	n := 0
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++ // the escaped byte
+		case c == '"':
+			in = !in
+		case !in && c == ':':
+			n++
+		}
+	}
+	return n
+}
+
+// mapMembers counts the members of every object in v (decoded JSON): as
+// jsonMembers of its source when no object of it had a key twice.
+func mapMembers(v any) int {
+	switch x := v.(type) {
+	case map[string]any:
+		n := len(x)
+		for _, e := range x {
+			n += mapMembers(e)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range x {
+			n += mapMembers(e)
+		}
+		return n
+	}
+	return 0
 }

@@ -83,6 +83,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		httpx.ProblemInternalError(w)
 		return
 	}
+	writeRaw(w, status, b)
+}
+
+// writeRaw writes b, JSON already encoded (as writeJSON would).
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

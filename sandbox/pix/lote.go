@@ -694,17 +694,19 @@ func (m *Module) prepareLote(ctx context.Context, ai accountInfo, id string) []*
 			continue
 		}
 		p := &preparedItem{op: it.Op, txid: it.Txid, req: it.Req, patch: it.Patch}
+		raw := []byte(it.Req) // the struct decoded from the request as stored
 		if it.Op == "patch" {
 			p.merged = mergeItemPatch(&reqMap, it.Patch)
+			raw = nil
 		}
-		p.in, p.vs = checkCob(reqMap, cobvItemS, kindCobV, fmt.Sprintf("cobsv[%d]", i), ai.ownsKey)
+		p.in, p.vs = checkCobRaw(raw, reqMap, cobvItemS, kindCobV, fmt.Sprintf("cobsv[%d]", i), ai.ownsKey)
 		out[i] = p
 	}
 	return out
 }
 
-// getLote handles GET /v2/lotecobv/{id}.
-func (m *Module) getLote(ctx context.Context, accountID, id string) (*LoteCobV, *apiError) {
+// getLote handles GET /v2/lotecobv/{id}: the answer's JSON.
+func (m *Module) getLote(ctx context.Context, accountID, id string) ([]byte, *apiError) {
 	if !reLoteID.MatchString(id) {
 		return nil, notFound("Lote " + id + " não encontrado.")
 	}
@@ -716,8 +718,42 @@ func (m *Module) getLote(ctx context.Context, accountID, id string) (*LoteCobV, 
 	if l == nil {
 		return nil, notFound("Lote " + id + " não encontrado.")
 	}
-	v := l.view()
-	return &v, nil
+	return m.loteView(l)
+}
+
+// maxLoteViews bounds the encoded answers kept (loteView).
+const maxLoteViews = 16
+
+// loteView is the encoded view of l. A client polls a batch until it is
+// done, and the cache hands out the same value until the batch changes (a
+// change is a new value), so the answer of a cached value is encoded once
+// and kept with it, instead of 1,000 items encoded again on every poll.
+// Cached values are never modified, so the bytes stay the value's.
+func (m *Module) loteView(l *lote) ([]byte, *apiError) {
+	if m.st.Shared() { // no cache: every value is new
+		b, err := json.Marshal(l.view())
+		if err != nil {
+			return nil, internal(err)
+		}
+		return b, nil
+	}
+	m.vmu.Lock()
+	b, ok := m.views[l]
+	m.vmu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err := json.Marshal(l.view())
+	if err != nil {
+		return nil, internal(err)
+	}
+	m.vmu.Lock()
+	if m.views == nil || len(m.views) >= maxLoteViews {
+		m.views = map[*lote][]byte{}
+	}
+	m.views[l] = b
+	m.vmu.Unlock()
+	return b, nil
 }
 
 // LoteList is the answer of GET /v2/lotecobv.

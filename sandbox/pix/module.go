@@ -58,6 +58,9 @@ type Module struct {
 
 	locOrderedFrom int64 // first loc id with an ordered location (seqLocOrdered)
 
+	vmu   sync.Mutex
+	views map[*lote][]byte // encoded GET /v2/lotecobv/{id} answers of cached batch values (loteView)
+
 	qmu     sync.Mutex
 	queue   []task
 	queued  map[task]bool

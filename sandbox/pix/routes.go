@@ -95,7 +95,12 @@ func (m *Module) Register(mux httpx.Mux) {
 		noContent(w, http.StatusAccepted, e)
 	})
 	h("GET /v2/lotecobv/{id}", scLote, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
-		answer(w, http.StatusOK)(m.getLote(r.Context(), ai.ID, r.PathValue("id")))
+		b, e := m.getLote(r.Context(), ai.ID, r.PathValue("id"))
+		if e != nil {
+			writeErr(w, e)
+			return
+		}
+		writeRaw(w, http.StatusOK, b)
 	})
 	h("GET /v2/lotecobv", scLote, func(w http.ResponseWriter, r *http.Request, ai accountInfo) {
 		answer(w, http.StatusOK)(m.listLotes(r.Context(), ai.ID, r.URL.Query()))

@@ -260,3 +260,44 @@ func TestParseList(t *testing.T) {
 		}
 	}
 }
+
+// checkCobRaw decodes the struct from the request's bytes only when that
+// gives what decoding the checked map would: the same input, violations
+// and struct as checkCob for every body, a key sent twice included.
+func TestCheckCobRawSameAsMap(t *testing.T) {
+	own := func(k string) bool { return k == "minha@example.com" }
+	const head = `"calendario":{"dataDeVencimento":"2030-06-30"},"valor":{"original":"100.00"},"chave":"minha@example.com"`
+	bodies := []string{
+		`{` + head + `,"devedor":{"cpf":"52998224725","nome":"Fulano"}}`,
+		`{` + head + `,"txid":"abcdefghijklmnopqrstuvwxyz1","devedor":{"cpf":"52998224725","nome":"Fulano"}}`,
+		// the second devedor replaces the first (a struct would merge them)
+		`{` + head + `,"devedor":{"cpf":"52998224725","nome":"A"},"devedor":{"cnpj":"12ABC34501DE35","nome":"B"}}`,
+		`{` + head + `,"devedor":{"cpf":"52998224725","nome":"A","nome":"B"}}`,
+		`{` + head + `,"devedor":{"cpf":"52998224725","nome":"a \"quoted\": colon\\"},"solicitacaoPagador":"x:y"}`,
+		`{` + head + `,"devedor":{"cpf":"52998224725","nome":"Fulano","email":null}}`,
+		`{` + head + `,"devedor":{"cpf":"52998224725","nome":"Fulano"},"infoAdicionais":[{"nome":"a","valor":"b"},{"nome":"c","valor":"d"}]}`,
+		`{` + head + `,"devedor":{"cpf":"52998224725","nome":"Fulano"},"valor":{"original":"5.00","multa":{"modalidade":2,"valorPerc":"2.00"}}}`,
+		`{` + head + `,"devedor":{"cpf":"52998224725","nome":"Fulano"},"valor":{"original":"5.00","multa":{"modalidade":1e0,"valorPerc":"2.00"}}}`,
+		`{` + head + `,"devedor":{"cpf":"111","nome":"Fulano"}}`,
+		`{` + head + `,"devedor":"x"}`,
+	}
+	for _, b := range bodies {
+		v1, err := decodeAny([]byte(b))
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		v2, _ := decodeAny([]byte(b))
+		in1, vs1 := checkCob(v1, cobvCreateS, kindCobV, "", own)
+		in2, vs2 := checkCobRaw([]byte(b), v2, cobvCreateS, kindCobV, "", own)
+		j1, _ := json.Marshal([]any{in1, vs1})
+		j2, _ := json.Marshal([]any{in2, vs2})
+		if string(j1) != string(j2) {
+			t.Errorf("%s:\nmap %s\nraw %s", b, j1, j2)
+		}
+	}
+	for raw, want := range map[string]int{`{}`: 0, `[]`: 0, `{"a":{"b":1,"c":[{"d":":"}]}}`: 4, `{"a\":":"\\:"}`: 1} {
+		if got := jsonMembers([]byte(raw)); got != want {
+			t.Errorf("jsonMembers(%s) = %d, want %d", raw, got, want)
+		}
+	}
+}
