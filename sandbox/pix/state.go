@@ -160,45 +160,31 @@ func chargeIndex(c *charge) store.Index {
 	return ix
 }
 
-// saveCharge writes charge c of account with its index rows.
+// saveCharge writes charge c of account with its index row and alias.
 func (m *Module) saveCharge(tx *store.Tx, account string, c *charge) error {
-	txid := c.Body.Txid
-	if err := m.charges.Put(tx, account, txid, c); err != nil {
-		return err
-	}
-	if err := tx.PutIndex(storeCharge, account, txid, chargeIndex(c)); err != nil {
-		return err
-	}
-	if c.Body.Location != "" {
-		if err := tx.PutAlias(idxLoc, "", locKey(c.Body.Location), txid, account); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m.saveCharges(tx, account, []*charge{c})
 }
 
 // saveCharges is saveCharge for many charges of one account (a batch),
-// in a few statements.
+// in a few statements: each charge's document and index row are one row
+// of the store, written by one statement.
 func (m *Module) saveCharges(tx *store.Tx, account string, cs []*charge) error {
 	docs := make([]store.DocRow[charge], 0, len(cs))
-	rows := make([]store.IndexRow, 0, len(cs))
+	ixs := make([]store.Index, len(cs))
 	var locs []store.AliasRow
-	for _, c := range cs {
+	for i, c := range cs {
 		txid := c.Body.Txid
 		raw, err := m.charges.Encode(account, txid, c)
 		if err != nil {
 			return err
 		}
-		docs = append(docs, store.DocRow[charge]{ID: txid, Raw: raw, V: c})
-		rows = append(rows, store.IndexRow{ID: txid, Index: chargeIndex(c)})
+		ixs[i] = chargeIndex(c)
+		docs = append(docs, store.DocRow[charge]{ID: txid, Raw: raw, V: c, Index: &ixs[i]})
 		if c.Body.Location != "" {
 			locs = append(locs, store.AliasRow{Key: locKey(c.Body.Location), Owner: txid, Ref: account})
 		}
 	}
 	if err := m.charges.PutMany(tx, account, docs); err != nil {
-		return err
-	}
-	if err := tx.PutIndexes(storeCharge, account, rows); err != nil {
 		return err
 	}
 	return tx.PutAliases(idxLoc, "", locs)

@@ -293,16 +293,33 @@ type DocRow[T any] struct {
 	ID  string
 	Raw []byte // the stored form of V (Encode)
 	V   *T
+	// Index, when set, is also written as the document's own index row
+	// (the cache's kind, the account, ID), as PutIndex would: in the same
+	// row as the document, by the same statement.
+	Index *Index
 }
 
 // PutMany writes several documents of one account in a few statements
-// (PutRaw for each, batched).
+// (PutRaw for each, batched), with their index rows when given.
 func (c *Cache[T]) PutMany(tx *Tx, account string, rows []DocRow[T]) error {
 	const per = 100
+	var ixs []IndexRow
 	if tx.s.stmts != nil { // SQLite: row by row (see PutIndexes)
 		for _, r := range rows {
-			if err := tx.PutRaw(c.kind, account, r.ID, r.Raw); err != nil {
+			var err error
+			if r.Index != nil {
+				err = tx.putRawIndexed(c.kind, account, r.ID, r.Raw, *r.Index)
+			} else {
+				err = tx.PutRaw(c.kind, account, r.ID, r.Raw)
+			}
+			if err != nil {
 				return err
+			}
+		}
+	} else {
+		for _, r := range rows {
+			if r.Index != nil {
+				ixs = append(ixs, IndexRow{ID: r.ID, Index: *r.Index})
 			}
 		}
 	}
@@ -317,6 +334,11 @@ func (c *Cache[T]) PutMany(tx *Tx, account string, rows []DocRow[T]) error {
 			" ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at")
 		if _, err := tx.execSQL(q, args...); err != nil {
 			return fmt.Errorf("store: put %d documents %s/%s: %w", len(part), c.kind, account, err)
+		}
+	}
+	if len(ixs) > 0 {
+		if err := tx.PutIndexes(c.kind, account, ixs); err != nil {
+			return err
 		}
 	}
 	if c.max > 0 {

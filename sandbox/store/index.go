@@ -29,10 +29,24 @@ func (tx *Tx) PutIndex(kind, account, id string, ix Index) error {
 	if ix.Owner == id || ix.Owner == "" {
 		ix.Owner = "" // stored empty: most rows are their own document's
 	}
-	err := tx.exec("putIdx", kind, account, id, ix.Owner, ix.N, ix.S1, ix.S2, ix.S3, ix.S4, ix.I1, ix.I2, ix.I3, ix.I4)
+	err := tx.exec("putIdx", kind, account, id, tx.now, ix.Owner, ix.N, ix.S1, ix.S2, ix.S3, ix.S4, ix.I1, ix.I2, ix.I3, ix.I4)
 	if err != nil {
 		return fmt.Errorf("store: put index %s/%s/%s: %w", kind, account, id, err)
 	}
+	tx.touch(kind, account)
+	return nil
+}
+
+// putRawIndexed is PutRaw and PutIndex of the same key in one statement.
+func (tx *Tx) putRawIndexed(kind, account, id string, raw []byte, ix Index) error {
+	if ix.Owner == id {
+		ix.Owner = ""
+	}
+	err := tx.exec("putDocIdx", kind, account, id, raw, tx.now, ix.Owner, ix.N, ix.S1, ix.S2, ix.S3, ix.S4, ix.I1, ix.I2, ix.I3, ix.I4)
+	if err != nil {
+		return fmt.Errorf("store: put %s/%s/%s with its index row: %w", kind, account, id, err)
+	}
+	tx.markWritten(kind, account, id)
 	tx.touch(kind, account)
 	return nil
 }
@@ -124,17 +138,16 @@ func (tx *Tx) PutIndexes(kind, account string, rows []IndexRow) error {
 	for len(rows) > 0 {
 		part := rows[:min(len(rows), per)]
 		rows = rows[len(part):]
-		args := make([]any, 0, 13*len(part))
+		args := make([]any, 0, 14*len(part))
 		for _, r := range part {
 			owner := r.Owner
 			if owner == r.ID {
 				owner = ""
 			}
-			args = append(args, kind, account, r.ID, owner, r.N, r.S1, r.S2, r.S3, r.S4, r.I1, r.I2, r.I3, r.I4)
+			args = append(args, kind, account, r.ID, tx.now, owner, r.N, r.S1, r.S2, r.S3, r.S4, r.I1, r.I2, r.I3, r.I4)
 		}
-		q := tx.s.be.rebind("INSERT INTO idx(kind, account, id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4) VALUES " + values(len(part), 13) +
-			` ON CONFLICT(kind, account, id) DO UPDATE SET owner = excluded.owner, n = excluded.n, s1 = excluded.s1,
-			 s2 = excluded.s2, s3 = excluded.s3, s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3, i4 = excluded.i4`)
+		q := tx.s.be.rebind("INSERT INTO doc(kind, account, id, updated_at, " + idxCols + ") VALUES " + values(len(part), 14) +
+			" ON CONFLICT(kind, account, id) DO UPDATE SET " + idxSet)
 		if _, err := tx.execSQL(q, args...); err != nil {
 			return fmt.Errorf("store: put indexes %s/%s: %w", kind, account, err)
 		}
@@ -145,7 +158,11 @@ func (tx *Tx) PutIndexes(kind, account string, rows []IndexRow) error {
 
 // DeleteIndex removes the index row (kind, account, id), if any.
 func (tx *Tx) DeleteIndex(kind, account, id string) error {
-	if err := tx.exec("delIdx", kind, account, id); err != nil {
+	err := tx.exec("delIdx", kind, account, id)
+	if err == nil {
+		err = tx.exec("unsetIdx", kind, account, id)
+	}
+	if err != nil {
 		return fmt.Errorf("store: delete index %s/%s/%s: %w", kind, account, id, err)
 	}
 	tx.touch(kind, account)
@@ -228,7 +245,7 @@ type Query struct {
 
 func (s *Store) where(q Query) (string, []any, error) {
 	var b strings.Builder
-	b.WriteString(" FROM idx WHERE kind = ? AND account = ?")
+	b.WriteString(" FROM doc WHERE kind = ? AND account = ? AND n IS NOT NULL")
 	args := []any{q.Kind, q.Account}
 	for _, c := range q.Where {
 		if !validCols[c.Col] {
@@ -403,7 +420,7 @@ func (tx *Tx) GetIndexes(kind, account string, ids []string) (map[string]Index, 
 		for _, id := range part {
 			args = append(args, id)
 		}
-		q := tx.s.be.rebind("SELECT id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4 FROM idx WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
+		q := tx.s.be.rebind("SELECT id, " + idxCols + " FROM doc WHERE kind = ? AND account = ? AND n IS NOT NULL AND id IN " + inList(len(part)))
 		rows, err := tx.querySQL(q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: get indexes %s/%s: %w", kind, account, err)
@@ -431,6 +448,14 @@ func (tx *Tx) GetIndexes(kind, account string, ids []string) (map[string]Index, 
 
 // DeleteIndexes removes the index rows (kind, account, id) of ids.
 func (tx *Tx) DeleteIndexes(kind, account string, ids []string) error {
+	if tx.s.stmts != nil { // SQLite: row by row (see PutIndexes)
+		for _, id := range ids {
+			if err := tx.DeleteIndex(kind, account, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for len(ids) > 0 {
 		part := ids[:min(len(ids), maxIn)]
 		ids = ids[len(part):]
@@ -438,9 +463,15 @@ func (tx *Tx) DeleteIndexes(kind, account string, ids []string) error {
 		for _, id := range part {
 			args = append(args, id)
 		}
-		q := tx.s.be.rebind("DELETE FROM idx WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
-		if _, err := tx.execSQL(q, args...); err != nil {
-			return fmt.Errorf("store: delete indexes %s/%s: %w", kind, account, err)
+		in := inList(len(part))
+		for _, q := range []string{
+			"DELETE FROM doc WHERE kind = ? AND account = ? AND json IS NULL AND id IN " + in,
+			"UPDATE doc SET owner = NULL, n = NULL, s1 = NULL, s2 = NULL, s3 = NULL, s4 = NULL, i1 = NULL, i2 = NULL, i3 = NULL, i4 = NULL" +
+				" WHERE kind = ? AND account = ? AND json IS NOT NULL AND id IN " + in,
+		} {
+			if _, err := tx.execSQL(tx.s.be.rebind(q), args...); err != nil {
+				return fmt.Errorf("store: delete indexes %s/%s: %w", kind, account, err)
+			}
 		}
 	}
 	tx.touch(kind, account)
@@ -458,7 +489,7 @@ func (s *Store) getRawMany(ctx context.Context, query func(context.Context, stri
 		for _, id := range part {
 			args = append(args, id)
 		}
-		q := s.be.rebind("SELECT account, id, json FROM doc WHERE kind = ? AND account = ? AND id IN " + inList(len(part)))
+		q := s.be.rebind("SELECT account, id, json FROM doc WHERE kind = ? AND account = ? AND json IS NOT NULL AND id IN " + inList(len(part)))
 		if err := eachRow(ctx, query, func(_, id string, raw []byte) error { return fn(id, raw) }, q, args...); err != nil {
 			return err
 		}

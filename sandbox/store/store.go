@@ -194,7 +194,7 @@ func (s *Store) migrate() error {
 		// pgx caches statements per connection itself; database/sql over
 		// SQLite would prepare each one on every call.
 		s.stmts = map[string]*sql.Stmt{}
-		for _, name := range []string{"put", "get", "delete", "putIdx", "getIdx", "delIdx", "putAlias", "getAlias", "delAlias", "setSeq", "nextSeq"} {
+		for _, name := range []string{"put", "putDocIdx", "get", "delete", "unsetDoc", "putIdx", "getIdx", "delIdx", "unsetIdx", "putAlias", "getAlias", "delAlias", "setSeq", "nextSeq"} {
 			st, err := s.w.Prepare(s.q[name])
 			if err != nil {
 				return fmt.Errorf("store: prepare in %s: %w", s.path, err)
@@ -245,20 +245,41 @@ func (tx *Tx) queryRow(name string, args ...any) *sql.Row {
 	return tx.tx.QueryRowContext(tx.ctx, tx.s.q[name], args...)
 }
 
+// The documents and the index rows share one table, doc: a row is the
+// document (kind, account, id) when json is not NULL and the index row
+// (kind, account, id) when n is not NULL, often both (a charge and its
+// listing row are one row: one b-tree keyed by the client's txid instead
+// of two). A row that is neither is deleted.
+
+// idxSet is the upsert's assignment of an index row's columns.
+const idxSet = `owner = excluded.owner, n = excluded.n, s1 = excluded.s1, s2 = excluded.s2, s3 = excluded.s3,
+	s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3, i4 = excluded.i4`
+
+// idxCols are an index row's columns, in the order Index's fields are
+// written.
+const idxCols = "owner, n, s1, s2, s3, s4, i1, i2, i3, i4"
+
 // queries in the ?-dialect, rebound per backend at open.
 var queries = map[string]string{
 	"put": `INSERT INTO doc(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`,
-	"get":    `SELECT json FROM doc WHERE kind = ? AND account = ? AND id = ?`,
-	"delete": `DELETE FROM doc WHERE kind = ? AND account = ? AND id = ?`,
-	"each":   `SELECT account, id, json FROM doc WHERE kind = ? ORDER BY account, id`,
-	"eachIn": `SELECT account, id, json FROM doc WHERE kind = ? AND account = ? ORDER BY id`,
-	"seq":    `SELECT value FROM seq WHERE name = ?`,
-	"putIdx": `INSERT INTO idx(kind, account, id, owner, n, s1, s2, s3, s4, i1, i2, i3, i4) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		 ON CONFLICT(kind, account, id) DO UPDATE SET owner = excluded.owner, n = excluded.n, s1 = excluded.s1,
-		 s2 = excluded.s2, s3 = excluded.s3, s4 = excluded.s4, i1 = excluded.i1, i2 = excluded.i2, i3 = excluded.i3, i4 = excluded.i4`,
-	"getIdx": `SELECT owner, n, s1, s2, s3, s4, i1, i2, i3, i4 FROM idx WHERE kind = ? AND account = ? AND id = ?`,
-	"delIdx": `DELETE FROM idx WHERE kind = ? AND account = ? AND id = ?`,
+	"putDocIdx": `INSERT INTO doc(kind, account, id, json, updated_at, ` + idxCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at, ` + idxSet,
+	"get": `SELECT json FROM doc WHERE kind = ? AND account = ? AND id = ? AND json IS NOT NULL`,
+	// Delete is both: the row goes if it holds no index row, else its
+	// document is cleared.
+	"delete":   `DELETE FROM doc WHERE kind = ? AND account = ? AND id = ? AND n IS NULL`,
+	"unsetDoc": `UPDATE doc SET json = NULL WHERE kind = ? AND account = ? AND id = ? AND n IS NOT NULL`,
+	"each":     `SELECT account, id, json FROM doc WHERE kind = ? AND json IS NOT NULL ORDER BY account, id`,
+	"eachIn":   `SELECT account, id, json FROM doc WHERE kind = ? AND account = ? AND json IS NOT NULL ORDER BY id`,
+	"seq":      `SELECT value FROM seq WHERE name = ?`,
+	"putIdx": `INSERT INTO doc(kind, account, id, updated_at, ` + idxCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT(kind, account, id) DO UPDATE SET ` + idxSet,
+	"getIdx": `SELECT ` + idxCols + ` FROM doc WHERE kind = ? AND account = ? AND id = ? AND n IS NOT NULL`,
+	// DeleteIndex is both too (see delete).
+	"delIdx": `DELETE FROM doc WHERE kind = ? AND account = ? AND id = ? AND json IS NULL`,
+	"unsetIdx": `UPDATE doc SET owner = NULL, n = NULL, s1 = NULL, s2 = NULL, s3 = NULL, s4 = NULL, i1 = NULL, i2 = NULL, i3 = NULL, i4 = NULL
+		 WHERE kind = ? AND account = ? AND id = ? AND json IS NOT NULL`,
 	"putAlias": `INSERT INTO alias(kind, account, key, owner, ref) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT(kind, account, key) DO UPDATE SET owner = excluded.owner, ref = excluded.ref`,
 	"getAlias": `SELECT owner, ref FROM alias WHERE kind = ? AND account = ? AND key = ?`,
@@ -406,7 +427,11 @@ func (tx *Tx) GetRaw(kind, account, id string) ([]byte, error) {
 
 // Delete removes the document; deleting a missing document is not an error.
 func (tx *Tx) Delete(kind, account, id string) error {
-	if err := tx.exec("delete", kind, account, id); err != nil {
+	err := tx.exec("delete", kind, account, id)
+	if err == nil {
+		err = tx.exec("unsetDoc", kind, account, id)
+	}
+	if err != nil {
 		return fmt.Errorf("store: delete %s/%s/%s: %w", kind, account, id, err)
 	}
 	tx.markWritten(kind, account, id)
@@ -582,32 +607,26 @@ func (sqliteBackend) open(path string, o Options) (w, r *sql.DB, err error) {
 // The documents are a rowid table with a unique index on the key, not a
 // WITHOUT ROWID table keyed by it: a seek in a WITHOUT ROWID b-tree reads
 // every overflow page of the cells it compares, so one batch document of
-// 100 KB among the keys made each look-up read it whole.
-const sqliteSchema = `
-CREATE TABLE IF NOT EXISTS doc (
+// 100 KB among the keys made each look-up read it whole. The index rows
+// are columns of the same rows (see queries), with partial indexes over
+// the rows that have one.
+const sqliteDocTable = `
+CREATE TABLE doc (
 	kind       TEXT NOT NULL,
 	account    TEXT NOT NULL,
 	id         TEXT NOT NULL,
-	json       BLOB NOT NULL,
-	updated_at INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS doc_key ON doc(kind, account, id);
+	json       BLOB,
+	updated_at INTEGER NOT NULL,
+	owner TEXT, n INTEGER,
+	s1 TEXT, s2 TEXT, s3 TEXT, s4 TEXT,
+	i1 INTEGER, i2 INTEGER, i3 INTEGER, i4 INTEGER
+)`
+
+const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS seq (
 	name  TEXT PRIMARY KEY,
 	value INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS idx (
-	kind    TEXT NOT NULL,
-	account TEXT NOT NULL,
-	id      TEXT NOT NULL,
-	owner   TEXT NOT NULL,
-	n       INTEGER NOT NULL,
-	s1 TEXT NOT NULL, s2 TEXT NOT NULL, s3 TEXT NOT NULL, s4 TEXT NOT NULL,
-	i1 INTEGER NOT NULL, i2 INTEGER NOT NULL, i3 INTEGER NOT NULL, i4 INTEGER NOT NULL,
-	PRIMARY KEY (kind, account, id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id, s1, s2, s3, s4, i2, i3, i4);
-CREATE INDEX IF NOT EXISTS idx_i1 ON idx(kind, account, i1, n, id);
 CREATE TABLE IF NOT EXISTS alias (
 	kind    TEXT NOT NULL,
 	account TEXT NOT NULL,
@@ -618,21 +637,88 @@ CREATE TABLE IF NOT EXISTS alias (
 ) WITHOUT ROWID;
 `
 
+const sqliteDocIndexes = `
+CREATE UNIQUE INDEX IF NOT EXISTS doc_key ON doc(kind, account, id);
+CREATE INDEX IF NOT EXISTS doc_n ON doc(kind, account, n, id, s1, s2, s3, s4, i2, i3, i4) WHERE n IS NOT NULL;
+CREATE INDEX IF NOT EXISTS doc_i1 ON doc(kind, account, i1, n, id) WHERE n IS NOT NULL;
+`
+
+// sqliteOldIdx is the index rows' table of the versions before the
+// index rows moved into doc (an empty one stands in when a database has
+// none, so one statement moves both).
+const sqliteOldIdx = `
+CREATE TABLE IF NOT EXISTS idx (
+	kind    TEXT NOT NULL,
+	account TEXT NOT NULL,
+	id      TEXT NOT NULL,
+	owner   TEXT NOT NULL,
+	n       INTEGER NOT NULL,
+	s1 TEXT NOT NULL, s2 TEXT NOT NULL, s3 TEXT NOT NULL, s4 TEXT NOT NULL,
+	i1 INTEGER NOT NULL, i2 INTEGER NOT NULL, i3 INTEGER NOT NULL, i4 INTEGER NOT NULL,
+	PRIMARY KEY (kind, account, id)
+) WITHOUT ROWID`
+
+// moveIdxSQL fill doc_new (the new doc) from the old doc and idx: each
+// document with its index row, then the index rows without a document.
+var moveIdxSQL = []string{
+	`INSERT INTO doc_new(kind, account, id, json, updated_at, ` + idxCols + `)
+	 SELECT d.kind, d.account, d.id, d.json, d.updated_at, i.owner, i.n, i.s1, i.s2, i.s3, i.s4, i.i1, i.i2, i.i3, i.i4
+	 FROM doc d LEFT JOIN idx i ON i.kind = d.kind AND i.account = d.account AND i.id = d.id ORDER BY d.rowid`,
+	`INSERT INTO doc_new(kind, account, id, json, updated_at, ` + idxCols + `)
+	 SELECT i.kind, i.account, i.id, NULL, 0, i.owner, i.n, i.s1, i.s2, i.s3, i.s4, i.i1, i.i2, i.i3, i.i4
+	 FROM idx i WHERE NOT EXISTS (SELECT 1 FROM doc d WHERE d.kind = i.kind AND d.account = i.account AND d.id = i.id)`,
+}
+
 func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	count := func(q string, args ...any) (int, error) {
+		var n int
+		err := tx.QueryRowContext(ctx, q, args...).Scan(&n)
+		return n, err
+	}
+	table := func(name string) (bool, error) {
+		n, err := count(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name)
+		return n > 0, err
+	}
 	if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
 		return err
 	}
-	// A database of an older version: its documents move to the new table.
-	var old int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'docs'`).Scan(&old); err != nil {
+	hasDoc, err := table("doc")
+	if err != nil {
 		return err
 	}
-	if old > 0 {
+	merged, err := count(`SELECT count(*) FROM pragma_table_info('doc') WHERE name = 'n'`)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !hasDoc:
+		if _, err := tx.ExecContext(ctx, sqliteDocTable); err != nil {
+			return err
+		}
+	case merged == 0:
+		// A database of the versions with a table of index rows (idx):
+		// documents and index rows move into the new doc.
+		stmts := append([]string{sqliteOldIdx, strings.Replace(sqliteDocTable, "TABLE doc", "TABLE doc_new", 1)}, moveIdxSQL...)
+		stmts = append(stmts, `DROP TABLE doc`, `DROP TABLE idx`, `ALTER TABLE doc_new RENAME TO doc`)
+		for _, q := range stmts {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("move the index rows into doc: %w", err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, sqliteDocIndexes); err != nil {
+		return err
+	}
+	// A database of an older version still (table docs): its documents
+	// move to the new table.
+	if old, err := table("docs"); err != nil {
+		return err
+	} else if old {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO doc(kind, account, id, json, updated_at) SELECT kind, account, id, json, updated_at FROM docs`); err != nil {
 			return err
 		}
@@ -710,21 +796,13 @@ var pgSchema = []string{
 		kind       TEXT NOT NULL,
 		account    TEXT NOT NULL,
 		id         TEXT NOT NULL,
-		json       BYTEA NOT NULL,
+		json       BYTEA,
 		updated_at BIGINT NOT NULL,
+		owner TEXT, n BIGINT,
+		s1 TEXT, s2 TEXT, s3 TEXT, s4 TEXT,
+		i1 BIGINT, i2 BIGINT, i3 BIGINT, i4 BIGINT,
 		PRIMARY KEY (kind, account, id))`,
 	`CREATE TABLE IF NOT EXISTS seq (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`,
-	`CREATE TABLE IF NOT EXISTS idx (
-		kind    TEXT NOT NULL,
-		account TEXT NOT NULL,
-		id      TEXT NOT NULL,
-		owner   TEXT NOT NULL,
-		n       BIGINT NOT NULL,
-		s1 TEXT NOT NULL, s2 TEXT NOT NULL, s3 TEXT NOT NULL, s4 TEXT NOT NULL,
-		i1 BIGINT NOT NULL, i2 BIGINT NOT NULL, i3 BIGINT NOT NULL, i4 BIGINT NOT NULL,
-		PRIMARY KEY (kind, account, id))`,
-	`CREATE INDEX IF NOT EXISTS idx_n ON idx(kind, account, n, id)`,
-	`CREATE INDEX IF NOT EXISTS idx_i1 ON idx(kind, account, i1, n, id)`,
 	`CREATE TABLE IF NOT EXISTS alias (
 		kind    TEXT NOT NULL,
 		account TEXT NOT NULL,
@@ -732,6 +810,26 @@ var pgSchema = []string{
 		owner   TEXT NOT NULL,
 		ref     TEXT NOT NULL,
 		PRIMARY KEY (kind, account, key))`,
+}
+
+// pgMoveIdx moves a database of the versions with a table of index rows
+// (idx) to one doc table: the columns added, the rows moved, idx dropped.
+var pgMoveIdx = []string{
+	`ALTER TABLE doc ALTER COLUMN json DROP NOT NULL,
+		ADD COLUMN owner TEXT, ADD COLUMN n BIGINT,
+		ADD COLUMN s1 TEXT, ADD COLUMN s2 TEXT, ADD COLUMN s3 TEXT, ADD COLUMN s4 TEXT,
+		ADD COLUMN i1 BIGINT, ADD COLUMN i2 BIGINT, ADD COLUMN i3 BIGINT, ADD COLUMN i4 BIGINT`,
+	`UPDATE doc d SET owner = i.owner, n = i.n, s1 = i.s1, s2 = i.s2, s3 = i.s3, s4 = i.s4, i1 = i.i1, i2 = i.i2, i3 = i.i3, i4 = i.i4
+		FROM idx i WHERE i.kind = d.kind AND i.account = d.account AND i.id = d.id`,
+	`INSERT INTO doc(kind, account, id, json, updated_at, ` + idxCols + `)
+		SELECT i.kind, i.account, i.id, NULL, 0, i.owner, i.n, i.s1, i.s2, i.s3, i.s4, i.i1, i.i2, i.i3, i.i4
+		FROM idx i WHERE NOT EXISTS (SELECT 1 FROM doc d WHERE d.kind = i.kind AND d.account = i.account AND d.id = i.id)`,
+	`DROP TABLE idx`,
+}
+
+var pgIndexes = []string{
+	`CREATE INDEX IF NOT EXISTS doc_n ON doc(kind, account, n, id) WHERE n IS NOT NULL`,
+	`CREATE INDEX IF NOT EXISTS doc_i1 ON doc(kind, account, i1, n, id) WHERE n IS NOT NULL`,
 }
 
 func (b pgBackend) migrate(ctx context.Context, w *sql.DB) error {
@@ -743,6 +841,23 @@ func (b pgBackend) migrate(ctx context.Context, w *sql.DB) error {
 	}
 	defer tx.Rollback()
 	for _, q := range pgSchema {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	var oldIdx bool
+	if err := tx.QueryRowContext(ctx, `SELECT to_regclass('idx') IS NOT NULL AND NOT EXISTS (
+		SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('doc') AND attname = 'n' AND NOT attisdropped)`).Scan(&oldIdx); err != nil {
+		return err
+	}
+	if oldIdx {
+		for _, q := range pgMoveIdx {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("move the index rows into doc: %w", err)
+			}
+		}
+	}
+	for _, q := range pgIndexes {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
