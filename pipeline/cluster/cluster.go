@@ -304,6 +304,7 @@ type Lock struct {
 	key  int64
 	lost chan struct{}
 	stop chan struct{}
+	done chan struct{} // closed when watch has returned (it no longer uses conn)
 }
 
 // LockUnit takes unit's advisory lock without waiting; nil, nil when
@@ -325,7 +326,7 @@ func LockUnit(ctx context.Context, d *DB, runID string, unit int) (*Lock, error)
 		conn.Release()
 		return nil, nil
 	}
-	l := &Lock{conn: conn, key: key, lost: make(chan struct{}), stop: make(chan struct{})}
+	l := &Lock{conn: conn, key: key, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.watch()
 	return l, nil
 }
@@ -333,6 +334,7 @@ func LockUnit(ctx context.Context, d *DB, runID string, unit int) (*Lock, error)
 // watch checks the lock's connection every second; Lost is closed when it
 // fails (the lock may then be another worker's: stop sending).
 func (l *Lock) watch() {
+	defer close(l.done)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -357,6 +359,7 @@ func (l *Lock) Lost() <-chan struct{} { return l.lost }
 // Release gives the lock back.
 func (l *Lock) Release() {
 	close(l.stop)
+	<-l.done // a ping in flight ends first: a connection is not for two goroutines at once
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, l.key); err != nil {
