@@ -177,3 +177,30 @@ func OpenAuth(dataDir string, write bool) (*auth.Service, func() error, error) {
 	}
 	return a, closeFn, nil
 }
+
+// OpenAuthDB is OpenAuth over a PostgreSQL database (db, a postgres://
+// URL: "remessa sandbox apps --db"): there is no data dir to lock, and
+// none is needed — writers are serialised by the database, and the
+// instances serving it find an application added here at its first
+// look-up (they reload on a miss). A database no sandbox has started on
+// (no account) is ErrNoSandbox; write is accepted for symmetry with
+// OpenAuth.
+func OpenAuthDB(db string, write bool) (*auth.Service, func() error, error) {
+	_ = write
+	if !store.IsPostgres(db) {
+		return nil, nil, fmt.Errorf("sandbox: %s: not a postgres:// URL", store.Redact(db))
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := auth.New(context.Background(), st, auth.Options{})
+	if err == nil && len(a.Accounts()) == 0 {
+		err = fmt.Errorf("%w: %s", ErrNoSandbox, st.Path())
+	}
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return a, st.Close, nil
+}

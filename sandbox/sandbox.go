@@ -154,10 +154,17 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	ctx := context.Background()
-	if s.auth, err = auth.New(ctx, s.st, auth.Options{Clock: s.clk, TokenTTL: cfg.TokenTTL, Logger: s.log}); err != nil {
-		return nil, err
-	}
-	if s.creds, err = s.auth.Bootstrap(ctx, cfg.ClientID, cfg.ClientSecret); err != nil {
+	// One instance at a time looks for the first account and makes it: of
+	// instances started together on an empty PostgreSQL database, the
+	// first makes it and the others find it.
+	if err = s.st.Exclusive(ctx, func() error {
+		var err error
+		if s.auth, err = auth.New(ctx, s.st, auth.Options{Clock: s.clk, TokenTTL: cfg.TokenTTL, Logger: s.log}); err != nil {
+			return err
+		}
+		s.creds, err = s.auth.Bootstrap(ctx, cfg.ClientID, cfg.ClientSecret)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	if s.faults, err = faults.New(cfg.Faults, s.clk); err != nil {

@@ -168,3 +168,57 @@ func TestTwoInstancesServeOneState(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Instances started at the same moment on an empty database all come up
+// (the schema and the first account are made under the writers' lock, by
+// the first; the others find them) and serve one state.
+func TestInstancesStartTogetherOnEmptyDB(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	const n = 3
+	rns := make([]*sandbox.Running, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srv, err := sandbox.New(sandbox.Config{DB: dsn, ClientID: "Client_Id_together", ClientSecret: "Client_Secret_together",
+				Logger: zerolog.Nop(), Notify: rec})
+			if err != nil {
+				errs[i] = fmt.Errorf("sandbox.New: %w", err)
+				return
+			}
+			if rns[i], err = srv.Start(); err != nil {
+				srv.Close()
+				errs[i] = fmt.Errorf("Start: %w", err)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if rns[i] != nil {
+			t.Cleanup(func() { _ = rns[i].Close() })
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("instance %d: %v", i, err)
+		}
+	}
+	for i, rn := range rns {
+		if rn.PixKey != rns[0].PixKey {
+			t.Fatalf("instance %d: key %s, instance 0: %s", i, rn.PixKey, rns[0].PixKey)
+		}
+	}
+	tx := txid("together", 1)
+	first := client(t, rns[0], rns[0].ClientID, rns[0].ClientSecret, nil)
+	if _, err := first.PutCobV(ctx, tx, cobvReq(rns[0].PixKey, "52998224725", "10.00")); err != nil {
+		t.Fatal(err)
+	}
+	for i, rn := range rns {
+		got, err := client(t, rn, rn.ClientID, rn.ClientSecret, nil).GetCobV(ctx, tx)
+		if err != nil || got.Valor.Original != "10.00" {
+			t.Fatalf("GetCobV on instance %d: %+v %v", i, got, err)
+		}
+	}
+}

@@ -18,6 +18,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -875,4 +876,35 @@ func (pgBackend) begin(ctx context.Context, w *sql.DB) (*sql.Tx, error) {
 		return nil, err
 	}
 	return tx, nil
+}
+
+// startLock is the session advisory lock key of Exclusive (not writeLock:
+// fn's write transactions take that one).
+const startLock = 0x72656d657374 // "remest"
+
+// Exclusive runs fn while no other process sharing the database runs an
+// Exclusive fn (PostgreSQL: a session advisory lock): what instances
+// starting at the same moment on an empty database must not both do, as
+// making the first account. On SQLite the data dir's lock already keeps a
+// second process out: fn just runs.
+func (s *Store) Exclusive(ctx context.Context, fn func() error) error {
+	if !s.be.shared() {
+		return fn()
+	}
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: lock %s: %w", Redact(s.path), err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(startLock)); err != nil {
+		return fmt.Errorf("store: lock %s: %w", Redact(s.path), err)
+	}
+	defer func() {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(startLock)); err != nil {
+			// The connection still holds the lock: it must not go back
+			// to the pool.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return fn()
 }
