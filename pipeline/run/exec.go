@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -316,6 +317,10 @@ func decodeRow(r journal.Row, what int) (*jrow, error) {
 		return jr, nil
 	}
 	if what == decodeCobv {
+		if cobv, key, ok := cobvReq(r.Req); ok {
+			jr.cobv, jr.req.SplitKey = cobv, key
+			return jr, nil
+		}
 		var req struct {
 			Cobv     json.RawMessage `json:"cobv"`
 			SplitKey string          `json:"split_key"`
@@ -330,6 +335,68 @@ func decodeRow(r journal.Row, what int) (*jrow, error) {
 		return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
 	}
 	return jr, nil
+}
+
+// cobvReq reads a cobv row's request as seed journals it (json.Marshal
+// of a rowReq with a cobv: {"cobv":{…}} or {"cobv":{…},"split_key":"…"})
+// without decoding the cobv: its bytes (a slice of b) and the split key.
+// ok is false for any other shape (decodeRow decodes it then).
+func cobvReq(b []byte) (cobv json.RawMessage, splitKey string, ok bool) {
+	const head, key = `{"cobv":`, `,"split_key":`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return nil, "", false
+	}
+	end := objectEnd(b, len(head))
+	if end < 0 {
+		return nil, "", false
+	}
+	cobv, rest := b[len(head):end:end], b[end:]
+	switch {
+	case len(rest) == 1 && rest[0] == '}':
+		return cobv, "", true
+	case bytes.HasPrefix(rest, []byte(key)) && bytes.HasSuffix(rest, []byte(`"}`)) && rest[len(key)] == '"':
+		if json.Unmarshal(rest[len(key):len(rest)-1], &splitKey) != nil {
+			return nil, "", false
+		}
+		return cobv, splitKey, true
+	}
+	return nil, "", false
+}
+
+// objectEnd returns the index just after the JSON object starting at
+// b[i] ('{'), minding strings and their escapes; -1 when there is none.
+func objectEnd(b []byte, i int) int {
+	if i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	depth, str := 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		if str {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				str = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			str = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				if c != '}' {
+					return -1
+				}
+				return i + 1
+			}
+		}
+	}
+	return -1
 }
 
 // pageRows is how many rows one read of the journal returns.
