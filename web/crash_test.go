@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"remessa/api"
+	"remessa/pipeline/cluster"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
 	"remessa/pipeline/run/runtest"
@@ -258,9 +259,23 @@ var crashURLLine = regexp.MustCompile(`remessa web em (http://\S+)`)
 // test ends.
 func crashStartWeb(t *testing.T, bin, data, pwFile string) *crashWeb {
 	t.Helper()
+	return crashStartWebWith(t, bin, data, pwFile, nil)
+}
+
+// crashStartWebWith is crashStartWeb with env added to the process's
+// environment and more flags.
+func crashStartWebWith(t *testing.T, bin, data, pwFile string, env []string, flags ...string) *crashWeb {
+	t.Helper()
 	p := &crashWeb{sandboxURL: make(chan string, 1), done: make(chan struct{})}
 	urls := make(chan string, 1)
-	cmd := exec.Command(bin, "web", "--data", data, "--addr", "127.0.0.1:0", "--admin-password-file", pwFile)
+	cmd := exec.Command(bin, append([]string{"web", "--data", data, "--addr", "127.0.0.1:0", "--admin-password-file", pwFile}, flags...)...)
+	// the test's environment, without a database URL the test did not ask for
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, cluster.EnvDB+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout = &crashLines{fn: func(l string) {
 		if m := crashURLLine.FindStringSubmatch(l); m != nil {
 			select {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
@@ -109,6 +110,12 @@ var schema = []string{
 		again INTEGER NOT NULL DEFAULT 0,
 		cancel_asked INTEGER NOT NULL DEFAULT 0
 	)`,
+	// with --db (cluster.go): the run is a cluster run; units and
+	// handed_at record its handoff to the cluster
+	`ALTER TABLE runs ADD COLUMN cluster INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE runs ADD COLUMN units INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE runs ADD COLUMN handed_at TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE runs ADD COLUMN db TEXT NOT NULL DEFAULT ''`, // the cluster's database, without its password
 	`CREATE INDEX IF NOT EXISTS runs_recent ON runs(id DESC)`,
 	`CREATE INDEX IF NOT EXISTS runs_draft ON runs(draft_id)`,
 	`CREATE TABLE IF NOT EXISTS audit (
@@ -154,7 +161,7 @@ func openDB(ctx context.Context, dir string) (db, rdb *sql.DB, err error) {
 		return nil, nil, fmt.Errorf("banco %s: %s: %w", path, what, e)
 	}
 	for _, s := range schema {
-		if _, err := db.ExecContext(ctx, s); err != nil {
+		if _, err := db.ExecContext(ctx, s); err != nil && !(strings.HasPrefix(s, "ALTER TABLE") && strings.Contains(err.Error(), "duplicate column")) {
 			return fail("criar as tabelas", err)
 		}
 	}

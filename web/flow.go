@@ -82,7 +82,7 @@ func (s *Server) newDraftPage(w http.ResponseWriter, r *http.Request, ss *sessio
 func (s *Server) renderNew(w http.ResponseWriter, r *http.Request, ss *session, msg string, status int) {
 	accs, _ := s.accounts(r.Context(), ss.User)
 	p := s.page(r, ss, tr(langOf(r), "new.title"), map[string]any{"Accounts": accs, "Kind": r.FormValue("kind"),
-		"MaxMB": s.cfg.MaxUpload >> 20})
+		"MaxMB": s.cfg.MaxUpload >> 20, "Cluster": s.cfg.DB != ""})
 	p.Error, p.Status = msg, status
 	s.render(w, "new", p)
 }

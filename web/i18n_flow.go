@@ -137,7 +137,22 @@ var flowDict = map[string][2]string{
 	"plan.issuebtn":     {"Emitir %d cobrança(s)", "Issue %d charge(s)"},
 	"plan.approver":     {"Só um usuário aprovador pode confirmar emissões na homologação ou em produção.", "Only an approver can confirm runs on homologation or production."},
 	"plan.notready":     {"Há linhas com problemas: corrija-as ou deixe-as de fora antes de emitir.", "Some rows have problems: fix them or leave them out before issuing."},
-	"plan.typecount":    {"Digite exatamente %d para confirmar.", "Type exactly %d to confirm."},
+	"plan.nocluster": {"Este servidor emite pelo PostgreSQL (--db): cada remessa é trabalhada por workers em várias máquinas, que não alcançam o serviço embutido deste servidor. " +
+		"Para emitir, comece uma nova remessa numa conta de homologação (sandbox) ou de produção; para testar no serviço embutido, use um remessa web sem --db.",
+		"This server issues through PostgreSQL (--db): each remessa is worked by workers on several machines, which cannot reach this server's embedded service. " +
+			"To issue, start a new remessa on a homologation (sandbox) or production account; to try the embedded service, use a remessa web without --db."},
+	"plan.cluster":   {"Execução distribuída: as unidades vão para o PostgreSQL, trabalhadas por este servidor e pelos remessa worker ligados ao mesmo banco.", "Distributed run: its units go to PostgreSQL, worked by this server and by the remessa workers on the same database."},
+	"plan.newdraft":  {"Nova remessa", "New remessa"},
+	"new.noembedded": {"não emite com o PostgreSQL (--db)", "does not issue with PostgreSQL (--db)"},
+	"new.cluster":    {"Este servidor emite pelo PostgreSQL (--db): escolha uma conta de homologação ou de produção.", "This server issues through PostgreSQL (--db): choose a homologation or production account."},
+	"run.cluster":    {"Execução distribuída (PostgreSQL)", "Distributed run (PostgreSQL)"},
+	"run.handed":     {"%d unidade(s) entregues em", "%d unit(s) handed over on"},
+	"run.units":      {"Unidades concluídas", "Units done"},
+	"run.urunning":   {"Em execução", "Running"},
+	"run.uwaiting":   {"Na fila", "Queued"},
+	"run.ufailed":    {"Desistidas", "Gave up"},
+	"run.rowstates":  {"Linhas por estado no banco", "Rows by state in the database"},
+	"plan.typecount": {"Digite exatamente %d para confirmar.", "Type exactly %d to confirm."},
 
 	"run.id":              {"execução", "run"},
 	"run.done":            {"Processadas", "Processed"},

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"remessa/internal/pgtest"
+	"remessa/pipeline/run/runtest"
 )
 
 // TestMain lowers the password hashing cost for the tests (the checks are
@@ -12,5 +15,8 @@ import (
 // take about a second).
 func TestMain(m *testing.M) {
 	bcryptCost = bcrypt.MinCost
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.Stop() // the cluster of the --db tests (cluster_test.go), if one started
+	runtest.RemoveBinary()
+	os.Exit(code)
 }

@@ -187,6 +187,10 @@ type runRecord struct {
 	Generation             int
 	JobID                  int64
 	Again                  bool
+	Cluster                bool // a run of the cluster (--db): its units are in PostgreSQL
+	Units                  int  // its units, once handed to the cluster
+	HandedAt               string
+	DB                     string // the cluster's database (cluster.Mask)
 	Account                string
 	By                     string
 	Service                string
@@ -194,16 +198,18 @@ type runRecord struct {
 
 func (s *Server) loadRun(ctx context.Context, id int64) (*runRecord, error) {
 	var r runRecord
-	var again int
+	var again, clu int
 	err := s.db.QueryRowContext(ctx, `SELECT r.id, r.draft_id, r.account_id, r.kind, r.name, r.run_id, r.dir, r.status, r.rows, r.amount_cents,
-		r.started_by, r.created_at, r.finished_at, r.progress, r.totals, r.message, r.generation, r.job_id, r.again, a.name, a.service, u.username
+		r.started_by, r.created_at, r.finished_at, r.progress, r.totals, r.message, r.generation, r.job_id, r.again, r.cluster, r.units, r.handed_at, r.db,
+		a.name, a.service, u.username
 		FROM runs r JOIN accounts a ON a.id = r.account_id JOIN users u ON u.id = r.started_by WHERE r.id = ?`, id).
 		Scan(&r.ID, &r.DraftID, &r.AccountID, &r.Kind, &r.Name, &r.RunID, &r.Dir, &r.Status, &r.Rows, &r.Cents, &r.StartedBy,
-			&r.Created, &r.Finished, &r.Progress, &r.Totals, &r.Message, &r.Generation, &r.JobID, &again, &r.Account, &r.Service, &r.By)
+			&r.Created, &r.Finished, &r.Progress, &r.Totals, &r.Message, &r.Generation, &r.JobID, &again, &clu, &r.Units, &r.HandedAt, &r.DB,
+			&r.Account, &r.Service, &r.By)
 	if err != nil {
 		return nil, err
 	}
-	r.Again = again != 0
+	r.Again, r.Cluster = again != 0, clu != 0
 	return &r, nil
 }
 

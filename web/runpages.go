@@ -32,6 +32,9 @@ type planView struct {
 	Text     string
 	NeedsApp bool // sandbox or production: an approver confirms by typing the rows
 	Account  *Account
+	// Cluster: the server runs on PostgreSQL (--db); NoCluster: the
+	// account is the embedded service, which a cluster run cannot use
+	Cluster, NoCluster bool
 }
 
 type monthTotal struct {
@@ -51,7 +54,23 @@ func (s *Server) planFor(ctx context.Context, d *Draft) (*pipeline.Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	return run.Plan(ctx, s.draftJobPath(d.ID), job, s.runsDir())
+	plan, err := run.Plan(ctx, s.draftJobPath(d.ID), job, s.runsDir())
+	if err != nil || s.cfg.DB == "" {
+		return plan, err
+	}
+	acc, err := s.account(ctx, d.AccountID)
+	if err != nil || acc.Service == "embedded" {
+		return plan, err
+	}
+	// the duplicate-run check and repeated rows of the database's runs
+	// index: runs started on any machine
+	job.Service = acc.Service
+	notes, err := s.cw.PlanNotes(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	plan.Earlier = append(plan.Earlier, notes...)
+	return plan, nil
 }
 
 func (s *Server) planPage(w http.ResponseWriter, r *http.Request, ss *session) {
@@ -75,7 +94,8 @@ func (s *Server) renderPlan(w http.ResponseWriter, r *http.Request, ss *session,
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
 	}
-	v := planView{Draft: d, Step: 5, Plan: plan, Account: acc, NeedsApp: acc.Service != "embedded"}
+	v := planView{Draft: d, Step: 5, Plan: plan, Account: acc, NeedsApp: acc.Service != "embedded",
+		Cluster: s.cfg.DB != "", NoCluster: s.cfg.DB != "" && acc.Service == "embedded"}
 	for _, m := range sortedKeys(plan.Totals.ByDueMonth) {
 		v.Months = append(v.Months, monthTotal{m, plan.Totals.ByDueMonth[m]})
 	}
@@ -113,6 +133,12 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, ss *session) {
 		s.fail(w, r, http.StatusForbidden, tr(lang, "plan.approver"))
 		return
 	}
+	if s.cfg.DB != "" && acc.Service == "embedded" {
+		// a cluster run is worked on other machines too, which cannot
+		// reach this server's embedded sandbox
+		s.renderPlan(w, r, ss, d, tr(lang, "plan.nocluster"), http.StatusBadRequest)
+		return
+	}
 	plan, err := s.planFor(ctx, d)
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, s.cleanPaths(d, describeJobErr(err, lang)))
@@ -143,13 +169,16 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, ss *session) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	ag := 0
+	ag, clu := 0, 0
 	if again {
 		ag = 1
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (draft_id, account_id, kind, name, run_id, dir, status, rows, amount_cents, started_by, created_at, again)
-		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`, d.ID, acc.ID, string(d.Kind), plan.Name, runID, filepath.Join(s.runsDir(), runID),
-		plan.Accepted, plan.Totals.AcceptedCents, ss.User.ID, nowText(), ag)
+	if s.cfg.DB != "" {
+		clu = 1 // the intent of a cluster run (cluster.go): handed to PostgreSQL by its driver
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (draft_id, account_id, kind, name, run_id, dir, status, rows, amount_cents, started_by, created_at, again, cluster, db)
+		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`, d.ID, acc.ID, string(d.Kind), plan.Name, runID, filepath.Join(s.runsDir(), runID),
+		plan.Accepted, plan.Totals.AcceptedCents, ss.User.ID, nowText(), ag, clu, s.dbName())
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
@@ -470,6 +499,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, ss *session) 
 	ctx := r.Context()
 	if !runFinished(rec.Status) {
 		s.db.ExecContext(ctx, `UPDATE runs SET cancel_asked = 1 WHERE id = ?`, rec.ID)
+		s.cancelUnits(ctx, rec)
 		if c, ok := s.cancels.Load(rec.ID); ok {
 			c.(context.CancelFunc)()
 		} else {

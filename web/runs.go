@@ -45,6 +45,9 @@ func (s *Server) work(ctx context.Context, a RunArgs) error {
 		return nil
 	}
 	defer cleanup()
+	if r.Cluster {
+		return s.workCluster(ctx, r, opts)
+	}
 	var out *run.Outcome
 	if journalReady(ctx, r.Dir) {
 		out, err = run.Resume(ctx, r.Dir, opts)
@@ -183,6 +186,8 @@ type Progress struct {
 	Rate        float64 `json:"rate"`
 	ETASeconds  int     `json:"eta_seconds"`
 	At          string  `json:"at,omitempty"`
+	// Cluster is a cluster run's units and rows as the database has them
+	Cluster *ClusterProgress `json:"cluster,omitempty"`
 }
 
 func progressOf(sn run.Snapshot) Progress {

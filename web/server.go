@@ -23,6 +23,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/rs/zerolog"
 
+	"remessa/pipeline/run"
 	"remessa/sandbox"
 )
 
@@ -40,6 +41,13 @@ type Config struct {
 	Now           func() time.Time
 	// Workers is how many runs go at once (default 2).
 	Workers int
+	// DB, a postgres:// URL, makes every new run a cluster run
+	// (cluster.go): its units are River jobs in that database, worked by
+	// this server (Units at once; negative: none) and by any `remessa
+	// worker`, each unit leased for UnitTimeout (default 2 min).
+	DB          string
+	Units       int
+	UnitTimeout time.Duration
 }
 
 // DefaultAddr is where `remessa web` listens by default.
@@ -78,6 +86,11 @@ type Server struct {
 	// working, so "Cancelar" stops it at once (River's own cancel reaches
 	// the worker too, on its next poll).
 	cancels sync.Map // run id -> context.CancelFunc
+
+	// with Config.DB: the cluster's database and this server's unit worker
+	cw       *run.ClusterWatch
+	unitStop context.CancelFunc
+	unitDone chan struct{}
 
 	httpSrv  *http.Server
 	listener net.Listener
@@ -121,6 +134,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
+	if cfg.Units == 0 {
+		cfg.Units = 2
+	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("--tls-cert e --tls-key vão juntos")
 	}
@@ -151,6 +167,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.db, s.rdb, err = openDB(ctx, cfg.DataDir); err != nil {
+		return nil, err
+	}
+	// with --db: the cluster's database first (a wrong address is said
+	// at once) and this server's unit worker
+	if err := s.startCluster(ctx); err != nil {
 		return nil, err
 	}
 	if s.AdminCreated, s.AdminPassword, err = s.ensureAdmin(ctx, cfg.AdminPassword); err != nil {
@@ -223,6 +244,7 @@ func (s *Server) Close() error {
 		// runs stop after their in-flight calls; River hands them back on the next start
 		s.river.StopAndCancel(ctx)
 	}
+	s.stopCluster()
 	s.embedMu.Lock()
 	if s.embed != nil {
 		s.embed.Close()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"remessa/pipeline/cluster"
 	"remessa/web"
 )
 
@@ -16,7 +17,7 @@ func init() {
 	register(&command{
 		Name:    "web",
 		Summary: "a mesa de cobrança no navegador: enviar a planilha, corrigir, planejar, confirmar, acompanhar, baixar",
-		Usage:   "[--addr 127.0.0.1:8070] [--data DIR] [--admin-password-file F] [--max-upload-mb 50] [--idle-timeout 30m] [--workers 2] [--tls-cert F --tls-key F]",
+		Usage:   "[--addr 127.0.0.1:8070] [--data DIR] [--admin-password-file F] [--max-upload-mb 50] [--idle-timeout 30m] [--workers 2] [--tls-cert F --tls-key F] [--db postgres://… [--units 2] [--unit-timeout 2m]]",
 		Run:     runWeb,
 	})
 }
@@ -32,16 +33,26 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	cert := fs.String("tls-cert", "", "certificado para servir HTTPS")
 	key := fs.String("tls-key", "", "chave do certificado")
 	workers := fs.Int("workers", 2, "execuções simultâneas")
+	db := fs.String("db", "", "banco Postgres: cada execução vai para as unidades do cluster, trabalhadas por este servidor e por remessa worker (padrão $"+cluster.EnvDB+")")
+	units := fs.Int("units", 2, "com --db: unidades trabalhadas ao mesmo tempo por este servidor (0: só os remessa worker)")
+	lease := fs.Duration("unit-timeout", cluster.DefaultUnitTimeout, "com --db: prazo de uma unidade; a de um processo morto vai para outro depois dele")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
 	}
-	if len(pos) != 0 || *maxMB <= 0 || *workers <= 0 {
+	if len(pos) != 0 || *maxMB <= 0 || *workers <= 0 || *units < 0 || *lease <= 0 {
 		fmt.Fprintf(stderr, "Uso: remessa web %s\n", c.Usage)
 		return exitUsage
 	}
 	cfg := web.Config{Addr: *addr, DataDir: *data, MaxUpload: int64(*maxMB) << 20, IdleTimeout: *idle, TLSCert: *cert, TLSKey: *key,
-		Log: stderr, Workers: *workers}
+		Log: stderr, Workers: *workers, DB: cluster.DSN(*db), Units: *units, UnitTimeout: *lease}
+	if cfg.DB != "" && !cluster.IsPostgres(cfg.DB) {
+		fmt.Fprintln(stderr, "remessa web: --db: esperado um endereço postgres://… ou postgresql://… (o recebido não é de um PostgreSQL)")
+		return exitUsage
+	}
+	if cfg.Units == 0 {
+		cfg.Units = -1 // no unit worker in this server
+	}
 	if *pwFile != "" {
 		b, err := os.ReadFile(*pwFile)
 		if err != nil {
@@ -63,6 +74,9 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "remessa web em %s (dados em %s)\n", srv.URL, srv.DataDir())
+	if cfg.DB != "" {
+		fmt.Fprintf(stdout, "Execuções no PostgreSQL %s (remessa worker --db … trabalha as unidades em outras máquinas)\n", cluster.Mask(cfg.DB))
+	}
 	if srv.AdminCreated {
 		if *pwFile != "" {
 			fmt.Fprintln(stdout, "Administrador criado: usuário admin, senha a do arquivo --admin-password-file.")

@@ -46,6 +46,12 @@
       var rate = (p.rate || 0).toFixed(1);
       set("rate", document.documentElement.lang === "en" ? rate : rate.replace(".", ",")); set("status", ev.label); set("phase", p.phase || "");
       set("eta", p.eta_seconds > 0 ? p.eta_seconds + " s" : "—");
+      var c = p.cluster;
+      if (c) {
+        set("units", c.completed + "/" + c.units); set("units_running", c.running); set("units_waiting", c.waiting);
+        set("units_failed", c.failed);
+        set("row_states", (c.rows || []).map(function (s) { return s.state + " " + s.n; }).join(", "));
+      }
       var bar = run.querySelector(".bar > span");
       if (bar && p.total > 0) bar.style.width = Math.floor(100 * p.done / p.total) + "%";
       run.setAttribute("data-status", ev.status);
