@@ -239,9 +239,9 @@ func splitKeyInfo(b []byte) (string, json.RawMessage, error) {
 const (
 	fmtChunk     = 0x02
 	chunkRows    = 128
-	chunkCacheB  = 4 << 20 // decoded bytes cached at most
-	chunkLevel   = 6
-	chunkReqNull = 0 // a request's length + 1, 0 for none
+	chunkCacheB  = 8 << 20 // decoded bytes cached at most
+	chunkLevel   = 3       // about 2.5x faster than 6 for about 10% more bytes (a tenth of a cobv row's)
+	chunkReqNull = 0       // a request's length + 1, 0 for none
 )
 
 // chunkBuf is the chunk a transaction is filling.
@@ -268,7 +268,8 @@ type chunkEntry struct{ keyInfo, req []byte }
 
 type cachedChunk struct {
 	rows map[int]chunkEntry
-	size int // about its decoded bytes
+	size int    // about its decoded bytes
+	used uint64 // when it was last used (Journal.cacheTick)
 }
 
 // compressChunk compresses a chunk's bytes with the journal's writer.
@@ -354,9 +355,17 @@ func chunkOf(info []byte) (int64, bool) {
 }
 
 // chunkEntry returns row idx of chunk id, read through q when not cached.
+// The cache forgets the chunk used least recently: a cobv batch reads its
+// rows' chunks when it starts and their descriptions again when it
+// journals the results, after the other batches in flight read theirs.
 func (j *Journal) chunkEntry(q *sql.Stmt, c *codec, id int64, idx int) (chunkEntry, error) {
 	j.cmu.Lock()
 	ch, ok := j.cache[id]
+	if ok {
+		j.cacheTick++
+		ch.used = j.cacheTick
+		j.cache[id] = ch
+	}
 	j.cmu.Unlock()
 	if !ok {
 		var data []byte
@@ -369,15 +378,21 @@ func (j *Journal) chunkEntry(q *sql.Stmt, c *codec, id int64, idx int) (chunkEnt
 		}
 		ch = cachedChunk{rows: m, size: len(data) * 8}
 		j.cmu.Lock()
-		for len(j.cacheQ) > 0 && j.cacheSize+ch.size > chunkCacheB {
-			old := j.cacheQ[0]
-			j.cacheQ = j.cacheQ[1:]
+		for len(j.cache) > 0 && j.cacheSize+ch.size > chunkCacheB {
+			var old int64
+			least := ^uint64(0)
+			for k, v := range j.cache {
+				if v.used < least {
+					old, least = k, v.used
+				}
+			}
 			j.cacheSize -= j.cache[old].size
 			delete(j.cache, old)
 		}
 		if _, dup := j.cache[id]; !dup {
+			j.cacheTick++
+			ch.used = j.cacheTick
 			j.cache[id] = ch
-			j.cacheQ = append(j.cacheQ, id)
 			j.cacheSize += ch.size
 		}
 		j.cmu.Unlock()

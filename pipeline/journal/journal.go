@@ -98,12 +98,13 @@ type Journal struct {
 	codec atomic.Pointer[codec] // nil in a journal written before values were compressed
 	txmu  sync.Mutex            // one Tx at a time, the codec it changes in place when it commits
 
-	fw     *flate.Writer // compresses chunks (under txmu)
-	fwDict *dict
+	fw       *flate.Writer // compresses chunks (under txmu)
+	fwDict   *dict
+	chunkRaw []byte // a chunk's buffer to fill again (under txmu)
 
 	cmu       sync.Mutex
 	cache     map[int64]cachedChunk // decoded chunks
-	cacheQ    []int64               // their ids, oldest first
+	cacheTick uint64                // counts uses of the cache (cachedChunk.used)
 	cacheSize int
 	rowChunk  []uint32 // by row index, its chunk's id as far as known (0: not known)
 }
@@ -296,7 +297,7 @@ type Tx struct {
 func (j *Journal) dropCache() {
 	j.cmu.Lock()
 	clear(j.cache)
-	j.cacheQ, j.cacheSize, j.rowChunk = nil, 0, nil
+	j.cacheSize, j.rowChunk = 0, nil
 	j.cmu.Unlock()
 }
 
@@ -308,6 +309,7 @@ func (tx *Tx) flushChunk() error {
 	}
 	tx.chunk = nil
 	data, err := tx.j.compressChunk(tx.codec(), b.raw)
+	tx.j.chunkRaw = b.raw[:0] // the next chunk's (compressChunk keeps none of it)
 	if err != nil {
 		return wrap("chunk", err)
 	}
@@ -333,34 +335,34 @@ func (tx *Tx) SetMeta(k, v string) error {
 // journal's dictionary (its meta, in the same transaction): the row's
 // values are stored compressed against it (see codec).
 func (tx *Tx) AddRow(r Row) error {
-	what := fmt.Sprintf("row %d", r.Index)
 	c := tx.codec()
 	if c == nil {
 		var n int
 		if err := tx.t.QueryRow(`SELECT count(*) FROM rows`).Scan(&n); err != nil {
-			return wrap(what, err)
+			return wrapRow(r.Index, err)
 		}
 		if n > 0 { // a journal written before: its rows stay JSON text
-			return wrap(what, tx.exec(qAddRow, r.Index, r.Key, r.State, string(r.Info), nullable(r.Req), nullable(r.Res), r.Attempts, tx.j.rowStamp()))
+			return wrapRow(r.Index, tx.exec(qAddRow, r.Index, r.Key, r.State, string(r.Info), nullable(r.Req), nullable(r.Res), r.Attempts, tx.j.rowStamp()))
 		}
 		var err error
 		if c, err = tx.addDict(nil, newDict(r)); err != nil {
-			return wrap(what, err)
+			return wrapRow(r.Index, err)
 		}
 	}
 	if tx.chunk == nil {
 		var id int64
 		if err := tx.t.QueryRow(`SELECT ifnull(max(id),0)+1 FROM chunks`).Scan(&id); err != nil {
-			return wrap(what, err)
+			return wrapRow(r.Index, err)
 		}
-		tx.chunk = &chunkBuf{id: id}
+		tx.chunk = &chunkBuf{id: id, raw: tx.j.chunkRaw}
+		tx.j.chunkRaw = nil
 	}
 	base := keyInfo(r.Key, r.Info)
 	tx.chunk.add(r.Index, base, r.Req)
 	info := binary.AppendUvarint([]byte{fmtChunk}, uint64(tx.chunk.id))
 	err := tx.exec(qAddRow, r.Index, "", r.State, info, nil, tx.encodeRes(c, base, r.Res), r.Attempts, tx.j.rowStamp())
 	if err != nil {
-		return wrap(what, err)
+		return wrapRow(r.Index, err)
 	}
 	tx.j.knowChunk(r.Index, tx.chunk.id)
 	if tx.chunk.n >= chunkRows {
@@ -371,19 +373,18 @@ func (tx *Tx) AddRow(r Row) error {
 
 // SetRow records a row's state and, when res is not nil, its result.
 func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
-	what := fmt.Sprintf("row %d", idx)
 	if res == nil {
-		return wrap(what, tx.exec(qSetRow, state, tx.j.rowStamp(), idx))
+		return wrapRow(idx, tx.exec(qSetRow, state, tx.j.rowStamp(), idx))
 	}
 	c := tx.codec()
 	if c == nil {
-		return wrap(what, tx.exec(qSetRowRes, state, string(res), tx.j.rowStamp(), idx))
+		return wrapRow(idx, tx.exec(qSetRowRes, state, string(res), tx.j.rowStamp(), idx))
 	}
 	id, ok := tx.j.chunkOfRow(idx)
 	if !ok {
 		var info []byte
 		if err := tx.stmt(qRowInfo).QueryRow(idx).Scan(&info); err != nil {
-			return wrap(what, err)
+			return wrapRow(idx, err)
 		}
 		if id, ok = chunkOf(info); ok {
 			tx.j.knowChunk(idx, id)
@@ -398,11 +399,11 @@ func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 		}
 		e, err := tx.j.chunkEntry(tx.stmt(qChunk), c, id, idx)
 		if err != nil {
-			return wrap(what, err)
+			return wrapRow(idx, err)
 		}
 		base = e.keyInfo
 	}
-	return wrap(what, tx.exec(qSetRowRes, state, tx.encodeRes(c, base, res), tx.j.rowStamp(), idx))
+	return wrapRow(idx, tx.exec(qSetRowRes, state, tx.encodeRes(c, base, res), tx.j.rowStamp(), idx))
 }
 
 // SetRowAttempt records a row's state and counts one creation attempt.
@@ -645,6 +646,14 @@ func (j *Journal) Calls(ctx context.Context) ([]Call, error) {
 		out = append(out, c)
 	}
 	return out, wrap("calls", rs.Err())
+}
+
+// wrapRow is wrap for row idx (the text is made only for an error).
+func wrapRow(idx int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return wrap(fmt.Sprintf("row %d", idx), err)
 }
 
 func wrap(what string, err error) error {
