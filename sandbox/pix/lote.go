@@ -368,8 +368,49 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 	if e != nil {
 		return e
 	}
+	m.handOff(ai.ID, id, lb)
 	m.enqueue(task{kind: taskLote, account: ai.ID, id: id})
 	return nil
+}
+
+// decodedItem is a batch item's request as PUT decoded it: its bytes as
+// stored and the map they decode to.
+type decodedItem struct {
+	raw []byte
+	m   map[string]any
+}
+
+// maxHandOffs bounds the batches whose decoded requests wait for the
+// worker (handOff).
+const maxHandOffs = 8
+
+// handOff keeps the items PUT decoded for the worker's prepareLote, which
+// would decode each again from the stored batch (takeHandOff).
+func (m *Module) handOff(account, id string, lb *loteBody) {
+	if len(lb.items) != len(lb.raws) {
+		return
+	}
+	h := make(map[string]decodedItem, len(lb.items))
+	for i, t := range lb.txids {
+		h[t] = decodedItem{raw: lb.raws[i], m: lb.items[i]}
+	}
+	m.hmu.Lock()
+	defer m.hmu.Unlock()
+	if m.handOffs == nil || len(m.handOffs) >= maxHandOffs {
+		m.handOffs = map[[2]string]map[string]decodedItem{}
+	}
+	m.handOffs[[2]string{account, id}] = h
+}
+
+// takeHandOff returns (and forgets) the items PUT decoded for batch id;
+// nil if none are kept. An item is used only if its request is still
+// the bytes it was decoded from.
+func (m *Module) takeHandOff(account, id string) map[string]decodedItem {
+	m.hmu.Lock()
+	defer m.hmu.Unlock()
+	h := m.handOffs[[2]string{account, id}]
+	delete(m.handOffs, [2]string{account, id})
+	return h
 }
 
 func canonicalID(id string) string {
@@ -685,12 +726,15 @@ func (m *Module) prepareLote(ctx context.Context, ai accountInfo, id string) []*
 		return nil
 	}
 	out := make([]*preparedItem, len(l.Items))
+	decoded := m.takeHandOff(ai.ID, id)
 	for i, it := range l.Items {
 		if it.Status != ItemProcessando {
 			continue
 		}
 		var reqMap map[string]any
-		if err := decodeInto(it.Req, &reqMap); err != nil {
+		if d, ok := decoded[it.Txid]; ok && bytes.Equal(d.raw, it.Req) {
+			reqMap = d.m // as decodeInto(it.Req) would make it
+		} else if err := decodeInto(it.Req, &reqMap); err != nil {
 			continue
 		}
 		p := &preparedItem{op: it.Op, txid: it.Txid, req: it.Req, patch: it.Patch}

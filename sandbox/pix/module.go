@@ -61,6 +61,9 @@ type Module struct {
 	vmu   sync.Mutex
 	views map[*lote][]byte // encoded GET /v2/lotecobv/{id} answers of cached batch values (loteView)
 
+	hmu      sync.Mutex
+	handOffs map[[2]string]map[string]decodedItem // requests PUT decoded, per (account, batch), for the worker (handOff)
+
 	qmu     sync.Mutex
 	queue   []task
 	queued  map[task]bool
