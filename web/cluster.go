@@ -176,8 +176,38 @@ func (s *Server) workCluster(ctx context.Context, r *runRecord, opts run.Options
 	out, err := run.ContinueCluster(ctx, r.RunID, r.Dir, opts)
 	stopWatch()
 	<-watched
-	s.storeClusterProgress(context.WithoutCancel(ctx), r, true)
+	if s.cancelAsked(r.ID) {
+		// cancelled: the units being worked stop after their calls in
+		// flight; the run is cancelled once they have (so that Retomar
+		// finds every unit final and gives the cancelled ones new jobs)
+		s.settleUnits(context.WithoutCancel(ctx), r)
+	}
+	st = s.storeClusterProgress(context.WithoutCancel(ctx), r, true)
+	if err == nil && out != nil && out.Stop != nil && ctx.Err() == nil && st.Units.Failed > 0 && !s.cancelAsked(r.ID) {
+		// units gave up after all their attempts: the run waits for
+		// Retomar (which enqueues them again) rather than for River to
+		// retry its driver
+		if out.Results != nil {
+			tb, _ := json.Marshal(out.Results.Totals)
+			s.db.ExecContext(context.WithoutCancel(ctx), `UPDATE runs SET totals = ? WHERE id = ?`, string(tb), r.ID)
+		}
+		s.setRunStatus(ctx, r.ID, "stopped", out.Stop.Error())
+		return nil
+	}
 	return s.finishRun(ctx, r, out, err)
+}
+
+// settleUnits waits (at most a unit's lease and River's rescue, 2 min)
+// until no unit of the run is being worked.
+func (s *Server) settleUnits(ctx context.Context, r *runRecord) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		st, err := s.cw.Status(ctx, r.RunID)
+		if err != nil || st.Units.Running == 0 {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // watchCluster stores and publishes the run's progress from the database
@@ -197,10 +227,10 @@ func (s *Server) watchCluster(ctx context.Context, r *runRecord) {
 
 // storeClusterProgress reads the run's units and rows from the database,
 // stores them as the run's progress and sends them to its watchers.
-func (s *Server) storeClusterProgress(ctx context.Context, r *runRecord, final bool) {
+func (s *Server) storeClusterProgress(ctx context.Context, r *runRecord, final bool) run.ClusterRun {
 	st, err := s.cw.Status(ctx, r.RunID)
 	if err != nil {
-		return
+		return st
 	}
 	p := clusterProgressOf(st, r.Rows)
 	if final {
@@ -208,12 +238,11 @@ func (s *Server) storeClusterProgress(ctx context.Context, r *runRecord, final b
 	}
 	b, _ := json.Marshal(p)
 	s.db.ExecContext(ctx, `UPDATE runs SET progress = ? WHERE id = ?`, string(b), r.ID)
-	cur, err := s.loadRun(ctx, r.ID)
-	if err != nil {
-		return
+	if cur, err := s.loadRun(ctx, r.ID); err == nil {
+		msg, _ := json.Marshal(s.runEventWith(cur, p))
+		s.hub.publish(r.ID, msg)
 	}
-	msg, _ := json.Marshal(s.runEventWith(cur, p))
-	s.hub.publish(r.ID, msg)
+	return st
 }
 
 // ClusterProgress is a cluster run's units by River's state and rows by

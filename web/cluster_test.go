@@ -394,3 +394,53 @@ func TestWebClusterSharedWithWorker(t *testing.T) {
 		t.Errorf("the units were not shared: %d completed, the worker finished %d, by %d clients\nworker:\n%s", completed, len(byWorker), clients, wout.String())
 	}
 }
+
+// TestWebClusterCancelResume: Cancelar on a cluster run cancels its
+// units (the run ends cancelled with rows still pending, the units
+// counted as given up), and Retomar enqueues them again: the run ends
+// done with every row issued exactly once.
+func TestWebClusterCancelResume(t *testing.T) {
+	const rows, batch = 400, 50
+	dsn := pgtest.DSN(t)
+	rn, cl := clusterSandbox(t)
+	crashSetFaults(t, rn.URL, `{"all":{},"routes":{"PUT /v2/lotecobv/:id":{"latency":"800ms","jitter":"200ms"}}}`)
+	srv := startClusterServer(t, dsn, 1)
+	admin := login(t, srv, "admin", testAdminPassword)
+	acc := clusterAccount(t, admin, rn)
+	sheet, job := clusterCobv("C", rows, batch, rn.PixKey)
+	runPath := clusterConfirm(t, admin, acc, sheet, job, rows)
+	id, _ := strconv.ParseInt(strings.TrimPrefix(runPath, "/execucoes/"), 10, 64)
+	crashWatchProgress(t, admin, runPath+"/eventos", func(ev RunEvent) bool {
+		return ev.Finished || (ev.Progress.Cluster != nil && ev.Progress.Cluster.Completed >= 1)
+	})
+	if r := admin.postForm(runPath+"/cancelar", nil); r.Status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", r.Status, crashSnippet(r.Body))
+	}
+	rec := waitRun(t, srv, id, time.Minute)
+	var p Progress
+	json.Unmarshal([]byte(rec.Progress), &p)
+	if rec.Status != "cancelled" || p.Cluster == nil || p.Cluster.Failed == 0 || p.Cluster.Completed == p.Cluster.Units {
+		t.Fatalf("after Cancelar: %s %q, units %+v", rec.Status, rec.Message, p.Cluster)
+	}
+	issued := len(countCobv(t, cl))
+	t.Logf("cancelled with %d of %d units done, %d cobv issued", p.Cluster.Completed, p.Cluster.Units, issued)
+	if issued >= rows {
+		t.Fatalf("%d cobv issued before the cancel took effect: nothing was left to cancel", issued)
+	}
+	if r := admin.postForm(runPath+"/retomar", nil); r.Status != http.StatusOK {
+		t.Fatalf("resume: %d %s", r.Status, crashSnippet(r.Body))
+	}
+	rec = waitRun(t, srv, id, 2*time.Minute)
+	if rec.Status != "done" {
+		t.Fatalf("after Retomar: %s %q", rec.Status, rec.Message)
+	}
+	json.Unmarshal([]byte(rec.Progress), &p)
+	if p.Cluster == nil || p.Cluster.Completed != rows/batch || p.Cluster.Failed != 0 || p.Cluster.Units != rows/batch {
+		t.Errorf("units after Retomar: %+v", p.Cluster)
+	}
+	res, err := results.Load(filepath.Join(rec.Dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOnce(t, cl, res, rows)
+}

@@ -62,7 +62,7 @@ func ClusterSeeded(ctx context.Context, dsn, runID string) (bool, error) {
 // seeded in the database at opts.DB, whatever step a crash interrupted:
 // it records the run in the runs index (and its rows' identities) when
 // missing, enqueues its units (River's uniqueness keeps those already
-// enqueued) and, unless opts.Detach, waits for them and writes the
+// enqueued; a unit that gave up or was cancelled gets a new job) and, unless opts.Detach, waits for them and writes the
 // results and reports into dir as `remessa run --db` does.
 func ContinueCluster(ctx context.Context, runID, dir string, opts Options) (*Outcome, error) {
 	j, err := journal.OpenPostgres(ctx, opts.DB, runID)
@@ -115,6 +115,10 @@ func ContinueCluster(ctx context.Context, runID, dir string, opts Options) (*Out
 	}
 	c, err := cluster.NewClient(db, cluster.ClientConfig{})
 	if err != nil {
+		return nil, err
+	}
+	// units that gave up or were cancelled get new jobs (a resume)
+	if _, err := cluster.DeleteGivenUp(ctx, c, runID); err != nil {
 		return nil, err
 	}
 	if err := cluster.Enqueue(ctx, c, us); err != nil {
