@@ -203,6 +203,13 @@ func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
 	// its cobsv decodes to the same items in the same order. (Readers of a
 	// stored request decode it to a map, so a key sent twice reads as the
 	// map above did: the last one.)
+	var buf bytes.Buffer
+	if json.Compact(&buf, body) == nil {
+		if raws, ok := splitCobsv(buf.Bytes()); ok && len(raws) == len(lb.items) {
+			lb.raws = raws
+			return lb, nil
+		}
+	}
 	var split struct {
 		Cobsv []json.RawMessage `json:"cobsv"`
 	}
@@ -214,7 +221,6 @@ func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
 		return lb, nil
 	}
 	lb.raws = make([]json.RawMessage, len(split.Cobsv))
-	var buf bytes.Buffer
 	for i, raw := range split.Cobsv {
 		buf.Reset()
 		if json.Compact(&buf, raw) != nil {
@@ -224,6 +230,107 @@ func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
 		lb.raws[i] = bytes.Clone(buf.Bytes())
 	}
 	return lb, nil
+}
+
+// splitCobsv returns the elements of the array under the key "cobsv" of
+// the object body (valid and compact JSON: json.Compact's output), the
+// last one when the key repeats (as decoding does), each a slice of body
+// (capacity cut, so an append copies). ok is false when it cannot tell:
+// a key with an escape (it may spell cobsv), no such key, not an array.
+// It saves decoding the body a second time to find them.
+func splitCobsv(body []byte) (raws []json.RawMessage, ok bool) {
+	i := 0
+	if len(body) < 2 || body[0] != '{' {
+		return nil, false
+	}
+	i++
+	found := false
+	for i < len(body) && body[i] != '}' {
+		if body[i] == ',' {
+			i++
+		}
+		if i >= len(body) || body[i] != '"' {
+			return nil, false
+		}
+		end := i + 1
+		for end < len(body) && body[end] != '"' {
+			if body[end] == '\\' {
+				return nil, false
+			}
+			end++
+		}
+		if end+1 >= len(body) || body[end+1] != ':' {
+			return nil, false
+		}
+		key := string(body[i+1 : end])
+		i = end + 2
+		if key != "cobsv" {
+			if i = skipJSON(body, i); i < 0 {
+				return nil, false
+			}
+			continue
+		}
+		if i >= len(body) || body[i] != '[' {
+			return nil, false
+		}
+		found, raws = true, raws[:0]
+		i++
+		for i < len(body) && body[i] != ']' {
+			if body[i] == ',' {
+				i++
+			}
+			start := i
+			if i = skipJSON(body, i); i < 0 {
+				return nil, false
+			}
+			raws = append(raws, json.RawMessage(body[start:i:i]))
+		}
+		i++ // ']'
+	}
+	return raws, found
+}
+
+// skipJSON returns the index just past the value starting at body[i]
+// (compact JSON), or -1.
+func skipJSON(body []byte, i int) int {
+	if i >= len(body) {
+		return -1
+	}
+	depth := 0
+	for ; i < len(body); i++ {
+		switch c := body[i]; c {
+		case '"':
+			for i++; i < len(body) && body[i] != '"'; i++ {
+				if body[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(body) {
+				return -1
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of a literal
+				return i
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	if depth == 0 {
+		return i // a literal at the end
+	}
+	return -1
 }
 
 // putLote handles PUT /v2/lotecobv/{id}: 202 with no body once the batch

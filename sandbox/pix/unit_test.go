@@ -301,3 +301,48 @@ func TestCheckCobRawSameAsMap(t *testing.T) {
 		}
 	}
 }
+
+// splitCobsv finds a batch body's items as decoding it would, or says it
+// cannot.
+func TestSplitCobsv(t *testing.T) {
+	for _, body := range []string{
+		`{"cobsv":[{"txid":"a"},{"txid":"b","x":[1,{"y":"]},"}],"n":null}]}`,
+		`{"descricao":"com \"aspas\", vírgulas: e ]}","cobsv":[{"a":1}],"z":true}`,
+		`{"cobsv":[{"a":1}],"cobsv":[{"b":2},{"c":"\\"}]}`,
+		`{"x":12.5e3,"cobsv":[{}],"y":[[],{}],"w":false}`,
+		`{"cobsv":[]}`,
+		`{"cobsv":[1,"dois",null,[3]]}`,
+	} {
+		var want struct{ Cobsv []json.RawMessage }
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := splitCobsv([]byte(body))
+		if !ok || fmt.Sprintf("%s", got) != fmt.Sprintf("%s", want.Cobsv) {
+			t.Errorf("%s: %v %s, want %s", body, ok, got, want.Cobsv)
+		}
+	}
+	for _, body := range []string{`{"\u0063obsv":[{}]}`, `{"descricao":"x"}`, `{"cobsv":{}}`, `[]`} {
+		if got, ok := splitCobsv([]byte(body)); ok {
+			t.Errorf("%s: %s, want not ok", body, got)
+		}
+	}
+	raws, _ := splitCobsv([]byte(`{"cobsv":[{"a":1},{"b":2}]}`))
+	_ = append(raws[0], 'x')
+	if string(raws[1]) != `{"b":2}` {
+		t.Fatalf("an append to one item changed the next: %s", raws[1])
+	}
+}
+
+// parseLoteBody keeps each item as sent, compacted, whitespace and all
+// inside strings.
+func TestParseLoteBodyRaws(t *testing.T) {
+	body := "{ \"descricao\" : \"d\" ,\n \"cobsv\" : [ { \"txid\" : \"abcdefghijklmnopqrstuvwxyz1\" , \"x\" : \"a  b\" } ,\n\t{\"txid\":\"abcdefghijklmnopqrstuvwxyz2\",\"y\":[ 1 , 2 ]} ] }"
+	lb, e := parseLoteBody([]byte(body), tLoteInvalido, titleLote)
+	if e != nil {
+		t.Fatal(e.p)
+	}
+	if len(lb.raws) != 2 || string(lb.raws[0]) != `{"txid":"abcdefghijklmnopqrstuvwxyz1","x":"a  b"}` || string(lb.raws[1]) != `{"txid":"abcdefghijklmnopqrstuvwxyz2","y":[1,2]}` {
+		t.Fatalf("%s", lb.raws)
+	}
+}
