@@ -16,6 +16,7 @@ import (
 	"hash/fnv"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -257,9 +258,16 @@ type Progress struct {
 // Done reports whether no unit will run again.
 func (p Progress) Done() bool { return p.Running == 0 && p.Waiting == 0 }
 
-// UnitProgress counts the jobs of run runID by state.
+// UnitProgress counts the units of run runID by the state of their
+// latest job: a unit enqueued again after it gave up or was cancelled
+// (remessa resume --db, the web's Retomar) counts as its new job does.
 func UnitProgress(ctx context.Context, c *river.Client[pgx.Tx], runID string) (Progress, error) {
 	var p Progress
+	type unitJob struct {
+		unit int
+		job  *rivertype.JobRow
+	}
+	latest := map[int]*rivertype.JobRow{}
 	params := river.NewJobListParams().Kinds(UnitArgs{}.Kind()).Metadata(string(meta(runID))).First(10000)
 	for {
 		res, err := c.JobList(ctx, params)
@@ -267,33 +275,45 @@ func UnitProgress(ctx context.Context, c *river.Client[pgx.Tx], runID string) (P
 			return p, fmt.Errorf("fila: %w", err)
 		}
 		for _, j := range res.Jobs {
-			p.Total++
-			switch j.State {
-			case rivertype.JobStateCompleted:
-				p.Completed++
-			case rivertype.JobStateRunning:
-				p.Running++
-			case rivertype.JobStateDiscarded, rivertype.JobStateCancelled:
-				p.Failed++
-				if n := len(j.Errors); n > 0 {
-					p.Errors = append(p.Errors, j.Errors[n-1].Error)
-				}
-			case rivertype.JobStateRetryable:
-				p.Waiting++
-				if n := len(j.Errors); n > 0 {
-					var a UnitArgs
-					json.Unmarshal(j.EncodedArgs, &a)
-					p.Retrying = append(p.Retrying, fmt.Sprintf("unidade %d, tentativa %d: %s", a.Unit, j.Attempt, j.Errors[n-1].Error))
-				}
-			default:
-				p.Waiting++
+			var a UnitArgs
+			json.Unmarshal(j.EncodedArgs, &a)
+			if prev, ok := latest[a.Unit]; !ok || j.ID > prev.ID {
+				latest[a.Unit] = j
 			}
 		}
 		if len(res.Jobs) < 10000 || res.LastCursor == nil {
-			return p, nil
+			break
 		}
 		params = params.After(res.LastCursor)
 	}
+	units := make([]unitJob, 0, len(latest))
+	for u, j := range latest {
+		units = append(units, unitJob{u, j})
+	}
+	slices.SortFunc(units, func(a, b unitJob) int { return a.unit - b.unit })
+	for _, u := range units {
+		j := u.job
+		p.Total++
+		switch j.State {
+		case rivertype.JobStateCompleted:
+			p.Completed++
+		case rivertype.JobStateRunning:
+			p.Running++
+		case rivertype.JobStateDiscarded, rivertype.JobStateCancelled:
+			p.Failed++
+			if n := len(j.Errors); n > 0 {
+				p.Errors = append(p.Errors, j.Errors[n-1].Error)
+			}
+		case rivertype.JobStateRetryable:
+			p.Waiting++
+			if n := len(j.Errors); n > 0 {
+				p.Retrying = append(p.Retrying, fmt.Sprintf("unidade %d, tentativa %d: %s", u.unit, j.Attempt, j.Errors[n-1].Error))
+			}
+		default:
+			p.Waiting++
+		}
+	}
+	return p, nil
 }
 
 // Lock is a unit's advisory lock, held by a connection of its own for as

@@ -36,29 +36,3 @@ func CancelUnits(ctx context.Context, c *river.Client[pgx.Tx], runID string) (in
 		params = params.After(res.LastCursor)
 	}
 }
-
-// DeleteGivenUp deletes the jobs of run runID's units that gave up
-// (discarded after all their attempts) or were cancelled, before the run
-// is enqueued again: River's uniqueness lets such a unit have a new job,
-// and the old one, still listed, would make UnitProgress count the unit
-// as failed however the new one ends. It returns how many it deleted.
-func DeleteGivenUp(ctx context.Context, c *river.Client[pgx.Tx], runID string) (int, error) {
-	params := river.NewJobListParams().Kinds(UnitArgs{}.Kind()).Metadata(string(meta(runID))).
-		States(rivertype.JobStateDiscarded, rivertype.JobStateCancelled).First(10000)
-	n := 0
-	for {
-		res, err := c.JobList(ctx, params)
-		if err != nil {
-			return n, fmt.Errorf("fila: %w", err)
-		}
-		for _, j := range res.Jobs {
-			if _, err := c.JobDelete(ctx, j.ID); err != nil {
-				return n, fmt.Errorf("fila: %w", err)
-			}
-			n++
-		}
-		if len(res.Jobs) < 10000 {
-			return n, nil
-		}
-	}
-}

@@ -117,10 +117,6 @@ func ContinueCluster(ctx context.Context, runID, dir string, opts Options) (*Out
 	if err != nil {
 		return nil, err
 	}
-	// units that gave up or were cancelled get new jobs (a resume)
-	if _, err := cluster.DeleteGivenUp(ctx, c, runID); err != nil {
-		return nil, err
-	}
 	if err := cluster.Enqueue(ctx, c, us); err != nil {
 		return nil, err
 	}
