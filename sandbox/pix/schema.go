@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"remessa/sandbox/httpx"
 )
@@ -151,9 +152,7 @@ func (s *schema) check(path string, v any, out *[]Violacao) {
 			add("deve ser um objeto, recebido " + typeName(v))
 			return
 		}
-		known := make(map[string]bool, len(s.props))
 		for _, f := range s.props {
-			known[f.name] = true
 			fv, present := m[f.name]
 			if !present || fv == nil && !f.required {
 				// An optional property sent as null is one not sent (typed
@@ -171,7 +170,7 @@ func (s *schema) check(path string, v any, out *[]Violacao) {
 		}
 		var unknown []string
 		for k := range m {
-			if !known[k] {
+			if !s.has(k) {
 				unknown = append(unknown, k)
 			}
 		}
@@ -187,7 +186,7 @@ func (s *schema) check(path string, v any, out *[]Violacao) {
 			add("deve ser uma string, recebido " + typeName(v))
 			return
 		}
-		n := len([]rune(str))
+		n := utf8.RuneCountInString(str) // as len([]rune(str)) counts, without making it
 		c, pos, ctl := httpx.ControlChar(str, false) // no Pix text field is multi-line
 		switch {
 		case ctl:
@@ -240,6 +239,17 @@ func (s *schema) check(path string, v any, out *[]Violacao) {
 			s.item.check(fmt.Sprintf("%s[%d]", path, i), e, out)
 		}
 	}
+}
+
+// has tells whether the object schema s has the property name (a few
+// properties: a scan, no map made per object checked).
+func (s *schema) has(name string) bool {
+	for _, f := range s.props {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {
