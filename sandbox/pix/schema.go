@@ -186,7 +186,7 @@ func (s *schema) check(path string, v any, out *[]Violacao) {
 			add("deve ser uma string, recebido " + typeName(v))
 			return
 		}
-		n := utf8.RuneCountInString(str) // as len([]rune(str)) counts, without making it
+		n := utf8.RuneCountInString(str)             // as len([]rune(str)) counts, without making it
 		c, pos, ctl := httpx.ControlChar(str, false) // no Pix text field is multi-line
 		switch {
 		case ctl:
