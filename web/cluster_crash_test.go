@@ -20,14 +20,18 @@ import (
 // crash windows (cluster.go): after the intent is in web.db and before
 // anything is in PostgreSQL ("handoff"), and after the cluster run is
 // created and its units enqueued but before web.db records it
-// ("handoff-pg"). Started again on the same data, the server finishes the
-// handoff by itself: exactly one cluster run in the database, every row
-// issued exactly once.
+// ("handoff-pg"); and, the handoff done, in the middle of a unit its own
+// worker took: between a batch PUT's answer and its journal entry
+// ("lote-sent", the run's crash point REMESSA_CRASH_AT). Started again on
+// the same data, the server finishes the handoff and the run by itself:
+// exactly one cluster run in the database, every row issued exactly once.
 func TestWebClusterHandoffCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills processes; skipped with -short")
 	}
-	for _, point := range []string{"handoff", "handoff-pg"} {
+	crashEnv := map[string]string{"handoff": "REMESSA_WEB_CRASH_AT=handoff", "handoff-pg": "REMESSA_WEB_CRASH_AT=handoff-pg",
+		"lote-sent": "REMESSA_CRASH_AT=lote-sent:1"}
+	for _, point := range []string{"handoff", "handoff-pg", "lote-sent"} {
 		t.Run(point, func(t *testing.T) {
 			const rows, batch = 300, 100
 			start := time.Now()
@@ -40,7 +44,7 @@ func TestWebClusterHandoffCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			flags := []string{"--db", dsn, "--unit-timeout", "5s"}
-			p := crashStartWebWith(t, bin, data, pwFile, []string{"REMESSA_WEB_CRASH_AT=" + point}, flags...)
+			p := crashStartWebWith(t, bin, data, pwFile, []string{crashEnv[point]}, flags...)
 			c := crashLogin(t, p.url)
 			acc := clusterAccount(t, c, rn)
 			sheet, job := clusterCobv("K", rows, batch, rn.PixKey)
@@ -77,7 +81,7 @@ func TestWebClusterHandoffCrash(t *testing.T) {
 			// the crash window: nothing in PostgreSQL yet, or the run
 			// there without web.db knowing it was handed over
 			ids := clusterRuns(t, dsn)
-			if want := map[string]int{"handoff": 0, "handoff-pg": 1}[point]; len(ids) != want {
+			if want := map[string]int{"handoff": 0, "handoff-pg": 1, "lote-sent": 1}[point]; len(ids) != want {
 				t.Fatalf("runs in the database after the kill at %s: %v, want %d", point, ids, want)
 			}
 			t.Logf("killed at %s after %s", point, time.Since(start).Round(time.Millisecond))
