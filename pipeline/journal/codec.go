@@ -165,8 +165,8 @@ func keyInfo(key string, info []byte) []byte {
 func (c *codec) encode(base, v []byte) []byte {
 	n := len(c.dicts) - 1
 	d := c.dicts[n]
-	buf := make([]byte, 0, len(d.b)+len(base)+len(v))
-	buf = append(append(append(buf, d.b...), base...), v...)
+	sp := getScratch(len(d.b) + len(base) + len(v))
+	buf := append(append(append(*sp, d.b...), base...), v...)
 	t := tables.Get().(*lzTable)
 	*t = d.t
 	start := len(d.b) + len(base)
@@ -178,7 +178,30 @@ func (c *codec) encode(base, v []byte) []byte {
 	out := binary.AppendUvarint(append(make([]byte, 0, 16+len(v)/3), format), uint64(n))
 	out = lzEncode(out, buf, start, t)
 	tables.Put(t)
+	putScratch(sp, buf)
 	return out
+}
+
+// scratch holds the buffers a value is coded in (its dictionary, its
+// row's description, the value): nothing of them is kept once coded.
+var scratch sync.Pool // *[]byte
+
+func getScratch(n int) *[]byte {
+	p, _ := scratch.Get().(*[]byte)
+	if p == nil || cap(*p) < n {
+		b := make([]byte, 0, n)
+		return &b
+	}
+	*p = (*p)[:0]
+	return p
+}
+
+// putScratch gives back p, whose buffer has become b (appended to).
+func putScratch(p *[]byte, b []byte) {
+	if cap(b) <= 1<<20 {
+		*p = b[:0]
+		scratch.Put(p)
+	}
 }
 
 var errNoDict = errors.New("valor comprimido com um dicionário que o diário não tem")
@@ -198,15 +221,18 @@ func (c *codec) decode(base, v []byte) ([]byte, error) {
 	}
 	d := c.dicts[num].b
 	n := len(d) + len(base)
-	buf := make([]byte, 0, n+4*len(v))
-	buf, err := lzDecode(append(append(buf, d...), base...), v[1+k:])
-	if err != nil {
-		return nil, err
+	sp := getScratch(n + 4*len(v))
+	buf, err := lzDecode(append(append(*sp, d...), base...), v[1+k:])
+	var out []byte
+	switch {
+	case err != nil:
+	case v[0] == fmtLZHex:
+		out, err = unpackHex(buf[n:])
+	default:
+		out = append([]byte(nil), buf[n:]...)
 	}
-	if v[0] == fmtLZHex {
-		return unpackHex(buf[n:])
-	}
-	return append([]byte(nil), buf[n:]...), nil
+	putScratch(sp, buf)
+	return out, err
 }
 
 // decodeRes is decode for a result: a result stored in columns
