@@ -236,7 +236,7 @@ type Query struct {
 	// the Index it hands out are zero, Owner is the id): an index that
 	// holds the conditions' columns then serves the query alone, without
 	// a look-up of each row (a batch's charges by (i1, n) read 1,000
-	// entries of idx_i1 instead of also seeking 1,000 rows scattered
+	// entries of doc_i1 instead of also seeking 1,000 rows scattered
 	// across the table).
 	Keys bool
 
