@@ -161,7 +161,7 @@ func (m *Module) listCharges(ctx context.Context, accountID, kind string, q url.
 	}
 	// Only ids are read (Keys). A batch's charges are all cobv (a cob has
 	// no batch id: I1 0), so with loteCobVId > 0 the kind is not checked
-	// and idx_i1 (i1, n, id) serves the count and the page alone.
+	// and doc_i1 (i1, n, id) serves the count and the page alone.
 	q2 := store.Query{Kind: storeCharge, Account: accountID, Keys: true, Where: []store.Cond{
 		store.Between(store.ColN, lq.inicio.UnixNano(), lq.fim.UnixNano())}}
 	if loteID == nil || *loteID <= 0 {
