@@ -211,7 +211,7 @@ func awaitCluster(ctx context.Context, db *cluster.DB, c *river.Client[pgx.Tx], 
 			return nil, err
 		}
 	}
-	res, paths, err := clusterResults(wctx, j, dir, opts, m, out.Stop)
+	res, paths, err := clusterResults(wctx, db, j, dir, opts, m, out.Stop)
 	if res == nil {
 		return nil, err
 	}
@@ -223,8 +223,11 @@ func awaitCluster(ctx context.Context, db *cluster.DB, c *river.Client[pgx.Tx], 
 }
 
 // clusterResults writes results.json and the reports of a run in
-// Postgres into dir, as they stand in its journal.
-func clusterResults(ctx context.Context, j *journal.Journal, dir string, opts Options, m Meta, stop *StopError) (*results.Results, []string, error) {
+// Postgres into dir, as they stand in its journal, and takes the rows
+// the service denied out of the database's runs index (db; nil: not):
+// nothing of them was issued, so sending them again repeats nothing.
+// A denied row is final, so this is right at any point of the run.
+func clusterResults(ctx context.Context, db *cluster.DB, j *journal.Journal, dir string, opts Options, m Meta, stop *StopError) (*results.Results, []string, error) {
 	e := &executor{j: j, m: m, opts: opts, crash: newCrasher(), used: map[string]int{}}
 	if stop != nil {
 		e.stop.Store(stop)
@@ -232,7 +235,13 @@ func clusterResults(ctx context.Context, j *journal.Journal, dir string, opts Op
 	if err := e.load(ctx); err != nil {
 		return nil, nil, err
 	}
-	return e.writeResults(ctx, dir)
+	res, paths, err := e.writeResults(ctx, dir)
+	if res != nil && db != nil && len(e.denied) > 0 {
+		if ferr := cluster.ForgetRunRows(ctx, db, m.RunID, e.denied); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	return res, paths, err
 }
 
 func say(opts Options, s string) {
@@ -260,7 +269,12 @@ func ClusterReport(ctx context.Context, dsn, runID, dir string, opts Options) (*
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	res, paths, err := clusterResults(ctx, j, dir, opts, m, nil)
+	db, err := cluster.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	res, paths, err := clusterResults(ctx, db, j, dir, opts, m, nil)
 	if res == nil {
 		return nil, err
 	}

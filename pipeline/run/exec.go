@@ -53,14 +53,15 @@ type jrow struct {
 }
 
 type executor struct {
-	j     *journal.Journal
-	w     *writer
-	svc   *Service
-	m     Meta
-	opts  Options
-	log   zerolog.Logger
-	prog  *progress
-	crash *crasher
+	denied []int64 // identities (keyHash) of the denied rows, set by writeResults
+	j      *journal.Journal
+	w      *writer
+	svc    *Service
+	m      Meta
+	opts   Options
+	log    zerolog.Logger
+	prog   *progress
+	crash  *crasher
 	// counts is how many rows the journal had in each state when this
 	// process began: rows themselves are read from the journal a window
 	// at a time (a batch, a page of posts, a page of results), never all

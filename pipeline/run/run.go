@@ -633,6 +633,7 @@ func (e *executor) writeResults(ctx context.Context, dir string) (*results.Resul
 		return res, nil, fmt.Errorf("results.json: %w", err)
 	}
 	noteResults(dir, res.Run.Complete, denied)
+	e.denied = denied
 	formats := []string{}
 	for _, f := range e.m.Formats {
 		if f != reports.FormatJSON {
