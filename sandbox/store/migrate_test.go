@@ -188,6 +188,12 @@ func testOpenOldSchema(t *testing.T, be testBackend) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if be.name == "sqlite" { // the old tables' pages are given back
+		var free int
+		if err := s.r.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil || free != 0 {
+			t.Fatalf("%d free pages after the move (%v)", free, err)
+		}
+	}
 	check(s, false)
 	// Writes on the moved rows: a document deleted (its index row stays),
 	// an index row deleted (its document stays), a new document with its

@@ -696,6 +696,7 @@ func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
 	if err != nil {
 		return err
 	}
+	moved := false
 	switch {
 	case !hasDoc:
 		if _, err := tx.ExecContext(ctx, sqliteDocTable); err != nil {
@@ -711,6 +712,7 @@ func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
 				return fmt.Errorf("move the index rows into doc: %w", err)
 			}
 		}
+		moved = true
 	}
 	if _, err := tx.ExecContext(ctx, sqliteDocIndexes); err != nil {
 		return err
@@ -727,7 +729,16 @@ func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
 			return err
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil || !moved {
+		return err
+	}
+	// The old tables' pages are free pages of the file now (as big as
+	// the copy): give them back, and the WAL the copy went through.
+	if _, err := w.ExecContext(ctx, `VACUUM`); err != nil {
+		return fmt.Errorf("vacuum after moving the index rows: %w", err)
+	}
+	_, err = w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
 }
 
 func (sqliteBackend) begin(ctx context.Context, w *sql.DB) (*sql.Tx, error) {
