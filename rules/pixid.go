@@ -2,9 +2,12 @@ package rules
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"math/big"
+	"io"
+	"math/bits"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,16 +35,30 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // the whole hash is kept.
 func DeriveTxid(parts ...string) string {
 	h := sha256.New()
+	var buf [64]byte
 	for _, p := range parts {
-		fmt.Fprintf(h, "%d:%s;", len(p), p)
+		b := strconv.AppendInt(buf[:0], int64(len(p)), 10)
+		b = append(b, ':')
+		h.Write(b)
+		io.WriteString(h, p)
+		h.Write([]byte{';'})
 	}
-	n := new(big.Int).SetBytes(h.Sum(nil))
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	// the hash as a 256-bit number in four 64-bit words, most significant
+	// first, divided by 62 once per digit (a word at a time, carrying the
+	// remainder: math/bits.Div64)
+	var w [4]uint64
+	for i := range w {
+		w[i] = binary.BigEndian.Uint64(sum[i*8:])
+	}
 	out := make([]byte, 35)
-	base := big.NewInt(62)
-	mod := new(big.Int)
 	for i := 34; i >= 0; i-- {
-		n.DivMod(n, base, mod)
-		out[i] = base62[mod.Int64()]
+		var rem uint64
+		for k := range w {
+			w[k], rem = bits.Div64(rem, w[k], 62)
+		}
+		out[i] = base62[rem]
 	}
 	return string(out)
 }
