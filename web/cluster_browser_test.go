@@ -117,7 +117,7 @@ func TestBrowserCluster(t *testing.T) {
 	if got, want := browserText(t, ctx, "[data-k=units]"), fmt.Sprintf("%d/%d", rows/batch, rows/batch); got != want {
 		t.Errorf("units at the end %q, want %q", got, want)
 	}
-	if got := browserText(t, ctx, "[data-k=row_states]"); got != fmt.Sprintf("issued %d", rows) {
+	if got := browserText(t, ctx, "[data-k=row_states]"); got != fmt.Sprintf("emitidas %d", rows) {
 		t.Errorf("rows by state at the end %q", got)
 	}
 	if got := browserText(t, ctx, "[data-k=done]"); got != fmt.Sprint(rows) {

@@ -233,7 +233,7 @@ func TestWebClusterRun(t *testing.T) {
 
 	r := admin.get(runPath)
 	for _, want := range []string{`id="unidades"`, fmt.Sprintf(`data-k="units">%d/%d<`, rows/batch, rows/batch), `data-k="units_failed">0<`,
-		fmt.Sprintf(`data-k="row_states">issued %d<`, rows), `class="badge done" data-k="status"`, "Execução distribuída (PostgreSQL)"} {
+		fmt.Sprintf(`>emitidas %d</span>`, rows), `data-labels="{&#34;ambiguous&#34;:&#34;incertas&#34;`, `class="badge done" data-k="status"`, "Execução distribuída (PostgreSQL)"} {
 		if !strings.Contains(r.Body, want) {
 			t.Errorf("run page lacks %s", want)
 		}

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -95,6 +96,17 @@ func (p *Page) T(key string) string { return tr(p.Lang, key) }
 
 // Tf translates key and formats it with args.
 func (p *Page) Tf(key string, args ...any) string { return fmt.Sprintf(tr(p.Lang, key), args...) }
+
+// RowStates is the JSON object of the journal's row states in the page's
+// language (the run page's script labels the database's row counts with it).
+func (p *Page) RowStates() string {
+	m := map[string]string{}
+	for _, s := range []string{"pending", "sending", "created", "issued", "denied", "ambiguous"} {
+		m[s] = tr(p.Lang, "rowstate."+s)
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
 
 // Can reports whether the page's user has role r.
 func (p *Page) Can(r string) bool { return p.User != nil && p.User.Role.Allows(Role(r)) }

@@ -50,7 +50,9 @@
       if (c) {
         set("units", c.completed + "/" + c.units); set("units_running", c.running); set("units_waiting", c.waiting);
         set("units_failed", c.failed);
-        set("row_states", (c.rows || []).map(function (s) { return s.state + " " + s.n; }).join(", "));
+        var rs = run.querySelector("[data-k='row_states']"), labels = {};
+        try { labels = JSON.parse((rs && rs.getAttribute("data-labels")) || "{}"); } catch (e) { labels = {}; }
+        set("row_states", (c.rows || []).map(function (s) { return (labels[s.state] || s.state) + " " + s.n; }).join(", "));
       }
       var bar = run.querySelector(".bar > span");
       if (bar && p.total > 0) bar.style.width = Math.floor(100 * p.done / p.total) + "%";
