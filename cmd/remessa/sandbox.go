@@ -19,6 +19,7 @@ import (
 
 	"remessa/sandbox"
 	_ "remessa/sandbox/all" // every route module
+	"remessa/sandbox/auth"
 	"remessa/sandbox/faults"
 	"remessa/sandbox/store"
 )
@@ -232,7 +233,7 @@ func printBanner(w io.Writer, rn *sandbox.Running, fc faults.Config, speedup int
 var sandboxAppsCmd = &command{
 	Name:    "sandbox apps",
 	Summary: "lista as contas e aplicações do sandbox (sem segredos), ou cria outra com \"add\"",
-	Usage:   "[--data DIR] [--format text|json] | add [--data DIR] [--account new|PAYEE_CODE] [--name NOME] [--client-id ID] [--client-secret S] [--scopes \"cob.read cob.write\"] [--format text|json]",
+	Usage:   "[--data DIR | --db postgres://…] [--format text|json] | add [--data DIR | --db postgres://…] [--account new|PAYEE_CODE] [--name NOME] [--client-id ID] [--client-secret S] [--scopes \"cob.read cob.write\"] [--format text|json]",
 }
 
 func runSandboxApps(args []string, stdout, stderr io.Writer) int {
@@ -241,6 +242,7 @@ func runSandboxApps(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet(sandboxAppsCmd, stdout, stderr)
 	dataDir := fs.String("data", "", "diretório dos dados do sandbox (padrão: <cache do usuário>/remessa/sandbox)")
+	db := fs.String("db", "", appsDBUsage)
 	format := fs.String("format", "text", "text ou json")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
@@ -253,7 +255,7 @@ func runSandboxApps(args []string, stdout, stderr io.Writer) int {
 	if !checkFormat("sandbox apps", *format, stderr) {
 		return exitUsage
 	}
-	a, closeFn, err := sandbox.OpenAuth(*dataDir, false)
+	a, closeFn, err := openApps(*dataDir, *db, false)
 	if err != nil {
 		return appsError(stderr, err)
 	}
@@ -278,8 +280,32 @@ func printSandboxJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+const appsDBUsage = "banco PostgreSQL do sandbox (postgres://...; ou REMESSA_DATABASE_URL quando não há --data) em vez de <dados>/sandbox.db"
+
+// errAppsDB is a --db (or REMESSA_DATABASE_URL) that is not a postgres:// URL.
+var errAppsDB = errors.New("--db (ou REMESSA_DATABASE_URL): use uma URL postgres:// (sem --db, os dados ficam em <dados>/sandbox.db)")
+
+// openApps opens the applications of the sandbox whose state is in the
+// PostgreSQL database db or, without one, in dataDir; with neither given,
+// REMESSA_DATABASE_URL names the database as it does for remessa sandbox.
+func openApps(dataDir, db string, write bool) (*auth.Service, func() error, error) {
+	if db == "" && dataDir == "" {
+		db = os.Getenv("REMESSA_DATABASE_URL")
+	}
+	if db == "" {
+		return sandbox.OpenAuth(dataDir, write)
+	}
+	if !store.IsPostgres(db) {
+		return nil, nil, errAppsDB
+	}
+	return sandbox.OpenAuthDB(db, write)
+}
+
 func appsError(stderr io.Writer, err error) int {
 	switch {
+	case errors.Is(err, errAppsDB):
+		fmt.Fprintln(stderr, "remessa sandbox apps:", err)
+		return exitUsage
 	case errors.Is(err, sandbox.ErrNoSandbox):
 		fmt.Fprintf(stderr, "remessa sandbox apps: %v\n(o sandbox ainda não rodou com este --data; rode \"remessa sandbox\" uma vez)\n", err)
 		return exitUsage
@@ -318,12 +344,13 @@ func writeAppsText(w io.Writer, list []sandbox.AccountListing) {
 var sandboxAppsAddCmd = &command{
 	Name:    "sandbox apps add",
 	Summary: "cria uma aplicação (numa conta nova ou existente) e mostra suas credenciais uma única vez",
-	Usage:   "[--data DIR] [--account new|PAYEE_CODE] [--name NOME] [--client-id ID] [--client-secret S] [--scopes \"...\"] [--format text|json]",
+	Usage:   "[--data DIR | --db postgres://…] [--account new|PAYEE_CODE] [--name NOME] [--client-id ID] [--client-secret S] [--scopes \"...\"] [--format text|json]",
 }
 
 func runSandboxAppsAdd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(sandboxAppsAddCmd, stdout, stderr)
 	dataDir := fs.String("data", "", "diretório dos dados do sandbox (padrão: <cache do usuário>/remessa/sandbox)")
+	db := fs.String("db", "", appsDBUsage)
 	var req sandbox.AddAppRequest
 	fs.StringVar(&req.Account, "account", "new", "\"new\" cria uma conta; ou o payee_code de uma conta existente")
 	fs.StringVar(&req.Name, "name", "", "nome da conta nova")
@@ -345,7 +372,7 @@ func runSandboxAppsAdd(args []string, stdout, stderr io.Writer) int {
 	if *scopes != "" {
 		req.Scopes = strings.Fields(*scopes)
 	}
-	a, closeFn, err := sandbox.OpenAuth(*dataDir, true)
+	a, closeFn, err := openApps(*dataDir, *db, true)
 	if err != nil {
 		return appsError(stderr, err)
 	}
