@@ -18,8 +18,10 @@ type jsonSink struct {
 	file *atomicFile // when writing a file
 	buf  bytes.Buffer
 	enc  *json.Encoder
-	null bool // rows is null, not a list
-	n    int
+	// rowBuf holds a row as appendRow wrote it (reused)
+	rowBuf []byte
+	null   bool // rows is null, not a list
+	n      int
 }
 
 var jsonRowsMarker = []byte("\n  \"rows\": null")
@@ -54,10 +56,16 @@ func (s *jsonSink) start(h *results.Results) error {
 }
 
 func (s *jsonSink) row(row *results.Row) error {
-	s.buf.Reset()
-	s.enc.SetIndent("    ", "  ")
-	if err := s.enc.Encode(row); err != nil {
-		return err
+	var b []byte
+	if rb, ok := appendRow(s.rowBuf[:0], row); ok {
+		s.rowBuf, b = rb, rb
+	} else {
+		s.buf.Reset()
+		s.enc.SetIndent("    ", "  ")
+		if err := s.enc.Encode(row); err != nil {
+			return err
+		}
+		b = bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
 	}
 	sep := ",\n    "
 	if s.n == 0 {
@@ -67,7 +75,7 @@ func (s *jsonSink) row(row *results.Row) error {
 	if _, err := io.WriteString(s.w, sep); err != nil {
 		return err
 	}
-	_, err := s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
+	_, err := s.w.Write(b)
 	return err
 }
 

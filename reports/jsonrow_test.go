@@ -1,0 +1,117 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"remessa/pipeline/results"
+)
+
+// encodeRow is a row as encoding/json writes it in results.json.
+func encodeRow(t testing.TB, r *results.Row) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("    ", "  ")
+	if err := enc.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// fill sets every field of v (a struct) to something not zero, by
+// reflection, choosing each value with next; slices get n elements.
+func fill(v reflect.Value, n int, next func() string) {
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(next())
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(len(next())) - 3)
+		case reflect.Bool:
+			f.SetBool(len(next())%2 == 0)
+		case reflect.Slice:
+			s := reflect.MakeSlice(f.Type(), n, n)
+			for k := range n {
+				e := s.Index(k)
+				if e.Kind() == reflect.Struct {
+					fill(e, n, next)
+				} else {
+					e.SetInt(int64(k*1000 - 7))
+				}
+			}
+			f.Set(s)
+		case reflect.Struct:
+			fill(f, n, next)
+		default:
+			panic("fill: " + f.Type().String())
+		}
+	}
+}
+
+// A row written by appendRow has the bytes encoding/json gives it, with
+// every field of results.Row (and of its parcels, shares and problems)
+// set, none, or some; a field added to results.Row and not to appendRow
+// makes this fail.
+func TestAppendRowMatchesEncoder(t *testing.T) {
+	words := []string{"", "a", "José da Silva", `aspas "e" \barra`, "<b>&</b>", "2026-01-31", "00020101021226…6304ABCD", "ação"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 4 {
+		for k := range 200 {
+			var r results.Row
+			next := func() string { return words[rng.IntN(len(words))] }
+			if k == 0 {
+				next = func() string { return "x" } // every field set, no omitempty left out
+			}
+			fill(reflect.ValueOf(&r).Elem(), n, next)
+			got, ok := appendRow(nil, &r)
+			if !ok {
+				t.Fatalf("appendRow refused %+v", r)
+			}
+			if want := encodeRow(t, &r); !bytes.Equal(got, want) {
+				t.Fatalf("appendRow differs from encoding/json (%d elements)\n got %s\nwant %s", n, got, want)
+			}
+		}
+	}
+	if got, _ := appendRow(nil, &results.Row{}); !bytes.Equal(got, encodeRow(t, &results.Row{})) {
+		t.Errorf("zero row: got %s", got)
+	}
+	full := cobvFixture()
+	for _, r := range append(append(full.Rows, carnetFixture().Rows...), boletoFixture().Rows...) {
+		if got, ok := appendRow(nil, &r); !ok || !bytes.Equal(got, encodeRow(t, &r)) {
+			t.Errorf("fixture row %d: ok %v\n got %s\nwant %s", r.Index, ok, got, encodeRow(t, &r))
+		}
+	}
+}
+
+// Strings encoding/json escapes or replaces beyond '"' and '\\' make
+// appendRow say so, and jsonSink then writes the row with encoding/json.
+func TestAppendRowRefusesEscapes(t *testing.T) {
+	for _, s := range []string{"a\nb", "\x01", "tab\t", "bad \xff utf-8", "sep \u2028", "sep \u2029", "\x7f ok"} {
+		r := results.Row{Key: "k", PayerName: s}
+		_, ok := appendRow(nil, &r)
+		if want := s == "\x7f ok"; ok != want {
+			t.Errorf("%q: ok %v, want %v", s, ok, want)
+		}
+		var got bytes.Buffer
+		if err := WriteJSON(&got, &results.Results{Version: results.FileVersion, Rows: []results.Row{r, {Key: "z"}}}); err != nil {
+			t.Fatal(err)
+		}
+		var back results.Results
+		if err := json.Unmarshal(got.Bytes(), &back); err != nil {
+			t.Fatal(err)
+		}
+		if len(back.Rows) != 2 || back.Rows[0].PayerName != strings.ToValidUTF8(s, "\uFFFD") {
+			t.Errorf("%q: read back %+v", s, back.Rows)
+		}
+		if want := encodeRow(t, &r); !bytes.Contains(got.Bytes(), want) {
+			t.Errorf("%q: results.json lacks the encoder's bytes %s", s, want)
+		}
+	}
+}
