@@ -304,13 +304,13 @@ func decodeRow(r journal.Row, what int) (*jrow, error) {
 	jr := &jrow{idx: r.Index, key: r.Key, state: r.State, tries: r.Attempts}
 	if r.Res != nil {
 		var res results.Row
-		if err := json.Unmarshal(r.Res, &res); err == nil {
+		if err := unmarshalRow(r.Res, &res); err == nil {
 			withBarcodes(&res)
 			jr.res = &res
 		}
 	}
 	if what != decodeResult || jr.res == nil || jr.state == journal.RowSending {
-		if err := json.Unmarshal(r.Info, &jr.info); err != nil {
+		if err := unmarshalRow(r.Info, &jr.info); err != nil {
 			return nil, fmt.Errorf("journal: linha %d: %w", r.Index, err)
 		}
 	}
