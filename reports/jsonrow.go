@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,7 +20,22 @@ import (
 // fills every field of results.Row by reflection, so a field added to it
 // and not here fails the test.
 func appendRow(b []byte, r *results.Row) ([]byte, bool) {
-	w := rowWriter{b: b, ok: true}
+	return writeRow(rowWriter{b: b, ok: true}, r)
+}
+
+// MarshalRow returns json.Marshal's bytes of r (compact, HTML escaped),
+// written as appendRow writes (without reflection) when no string needs
+// an escape other than '"' and '\\' (nor '<', '>', '&'), by json.Marshal
+// otherwise. The run journals a row's description and result so.
+func MarshalRow(r *results.Row) []byte {
+	if b, ok := writeRow(rowWriter{b: make([]byte, 0, 512), ok: true, compact: true}, r); ok {
+		return b
+	}
+	b, _ := json.Marshal(r)
+	return b
+}
+
+func writeRow(w rowWriter, r *results.Row) ([]byte, bool) {
 	w.open('{', 6)
 	w.int("index", int64(r.Index))
 	w.int("source_row", int64(r.SourceRow))
@@ -101,11 +117,12 @@ func appendRow(b []byte, r *results.Row) ([]byte, bool) {
 // open object or list (a separator before all but the first, an empty one
 // closed on the same line), its outer ones' counts kept in outer.
 type rowWriter struct {
-	b     []byte
-	ok    bool
-	depth int
-	n     int
-	outer []int
+	b       []byte
+	ok      bool
+	compact bool // json.Marshal's layout: no newlines or spaces, '<', '>', '&' escaped (not ok)
+	depth   int
+	n       int
+	outer   []int
 }
 
 func (w *rowWriter) open(c byte, depth int) {
@@ -124,6 +141,9 @@ func (w *rowWriter) close(c byte, depth int) {
 }
 
 func (w *rowWriter) newline(depth int) {
+	if w.compact {
+		return
+	}
 	w.b = append(w.b, '\n')
 	for range depth {
 		w.b = append(w.b, ' ')
@@ -144,7 +164,10 @@ func (w *rowWriter) key(k string) {
 	w.elem(w.depth)
 	w.b = append(w.b, '"')
 	w.b = append(w.b, k...)
-	w.b = append(w.b, '"', ':', ' ')
+	w.b = append(w.b, '"', ':')
+	if !w.compact {
+		w.b = append(w.b, ' ')
+	}
 }
 
 func (w *rowWriter) int(k string, v int64) {
@@ -199,6 +222,8 @@ func (w *rowWriter) string(v string) {
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case c < 0x20:
+			w.ok = false
+		case w.compact && (c == '<' || c == '>' || c == '&'):
 			w.ok = false
 		case c >= utf8.RuneSelf:
 			wide = true

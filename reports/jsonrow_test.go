@@ -24,6 +24,15 @@ func encodeRow(t testing.TB, r *results.Row) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
+func marshal(t testing.TB, r *results.Row) []byte {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // fill sets every field of v (a struct) to something not zero, by
 // reflection, choosing each value with next; slices get n elements.
 func fill(v reflect.Value, n int, next func() string) {
@@ -70,6 +79,14 @@ func TestAppendRowMatchesEncoder(t *testing.T) {
 				next = func() string { return "x" } // every field set, no omitempty left out
 			}
 			fill(reflect.ValueOf(&r).Elem(), n, next)
+			if got, want := MarshalRow(&r), marshal(t, &r); !bytes.Equal(got, want) {
+				t.Fatalf("MarshalRow differs from json.Marshal (%d elements)\n got %s\nwant %s", n, got, want)
+			}
+			if k == 0 {
+				if b, ok := writeRow(rowWriter{ok: true, compact: true}, &r); !ok || !bytes.Equal(b, marshal(t, &r)) {
+					t.Fatalf("a row with every field set and no escape was not written compact: %s", b)
+				}
+			}
 			got, ok := appendRow(nil, &r)
 			if !ok {
 				t.Fatalf("appendRow refused %+v", r)
@@ -78,6 +95,9 @@ func TestAppendRowMatchesEncoder(t *testing.T) {
 				t.Fatalf("appendRow differs from encoding/json (%d elements)\n got %s\nwant %s", n, got, want)
 			}
 		}
+	}
+	if got, want := MarshalRow(&results.Row{}), []byte(`{"index":0,"source_row":0,"key":"","payer_name":"","payer_document":"","outcome":"","amount_cents":0}`); !bytes.Equal(got, want) {
+		t.Errorf("MarshalRow of a zero row: %s", got)
 	}
 	if got, _ := appendRow(nil, &results.Row{}); !bytes.Equal(got, encodeRow(t, &results.Row{})) {
 		t.Errorf("zero row: got %s", got)
@@ -95,6 +115,9 @@ func TestAppendRowMatchesEncoder(t *testing.T) {
 func TestAppendRowRefusesEscapes(t *testing.T) {
 	for _, s := range []string{"a\nb", "\x01", "tab\t", "bad \xff utf-8", "sep \u2028", "sep \u2029", "\x7f ok"} {
 		r := results.Row{Key: "k", PayerName: s}
+		if got, want := MarshalRow(&r), marshal(t, &r); !bytes.Equal(got, want) {
+			t.Errorf("%q: MarshalRow %s, json.Marshal %s", s, got, want)
+		}
 		_, ok := appendRow(nil, &r)
 		if want := s == "\x7f ok"; ok != want {
 			t.Errorf("%q: ok %v, want %v", s, ok, want)

@@ -339,7 +339,7 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
 				issued = 0
 				for _, r := range rows {
-					rb, _ := json.Marshal(r.res)
+					rb := marshalRes(r.res)
 					if err := tx.SetRow(r.idx, r.state, rb); err != nil {
 						return err
 					}
@@ -363,7 +363,7 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 		}
 		if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
 			for i, r := range rows {
-				rb, _ := json.Marshal(outs[i].res)
+				rb := marshalRes(outs[i].res)
 				if err := tx.SetRow(r.idx, outs[i].state, rb); err != nil {
 					return err
 				}

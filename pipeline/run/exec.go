@@ -22,6 +22,7 @@ import (
 	"remessa/pipeline"
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
+	"remessa/reports"
 	"remessa/rules"
 )
 
@@ -1122,8 +1123,16 @@ func storedRes(res *results.Row) []byte {
 			}
 		}
 	}
-	b, _ := json.Marshal(&c)
-	return b
+	return reports.MarshalRow(&c)
+}
+
+// marshalRes is json.Marshal's bytes of a result (reports.MarshalRow's,
+// without reflection), "null" for none.
+func marshalRes(r *results.Row) []byte {
+	if r == nil {
+		return []byte("null")
+	}
+	return reports.MarshalRow(r)
 }
 
 // withBarcodes puts back the barcodes storedRes left out.

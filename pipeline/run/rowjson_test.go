@@ -107,3 +107,15 @@ func FuzzUnmarshalRow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkUnmarshalRow(t, b) })
 }
+
+// A result is journaled with json.Marshal's bytes (the journal's bytes
+// per row and what older versions read stay the same).
+func TestMarshalResIsJSONMarshal(t *testing.T) {
+	r := &results.Row{Index: 3, Key: "k<&>", PayerName: "Ana", Outcome: results.Issued, Txid: "abc", Problems: []results.Problem{{Code: "c", Message: "m"}}}
+	for _, r := range []*results.Row{nil, r, {Key: "x"}} {
+		want, _ := json.Marshal(r)
+		if got := marshalRes(r); string(got) != string(want) {
+			t.Errorf("marshalRes %s, json.Marshal %s", got, want)
+		}
+	}
+}

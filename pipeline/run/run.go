@@ -482,7 +482,7 @@ func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string
 			splitKey, split = it.SplitKey, it.PixSplit
 		}
 	}
-	info, _ = json.Marshal(row)
+	info = reports.MarshalRow(&row)
 	req, _ = json.Marshal(r)
 	return info, req, splitKey, split
 }
