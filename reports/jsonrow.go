@@ -220,10 +220,12 @@ func (w *rowWriter) string(v string) {
 	w.b = append(w.b, '"')
 	start, wide := 0, false
 	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
+		c := v[i]
+		if plainByte[c] {
+			continue
+		}
+		switch {
 		case c < 0x20:
-			w.ok = false
-		case w.compact && (c == '<' || c == '>' || c == '&'):
 			w.ok = false
 		case c >= utf8.RuneSelf:
 			wide = true
@@ -231,6 +233,8 @@ func (w *rowWriter) string(v string) {
 			w.b = append(w.b, v[start:i]...)
 			w.b = append(w.b, '\\', c)
 			start = i + 1
+		case w.compact: // '<', '>', '&'
+			w.ok = false
 		}
 	}
 	w.b = append(w.b, v[start:]...)
@@ -239,3 +243,12 @@ func (w *rowWriter) string(v string) {
 		w.ok = false
 	}
 }
+
+// plainByte says which bytes a string holds as they are in any layout:
+// printable ASCII but '"', '\\', '<', '>', '&'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

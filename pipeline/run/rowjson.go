@@ -90,6 +90,9 @@ func (d *rowDecoder) str() (string, bool) {
 	}
 	start, wide := d.i, false
 	for ; d.i < len(d.b); d.i++ {
+		if plainByte[d.b[d.i]] {
+			continue
+		}
 		switch c := d.b[d.i]; {
 		case c == '"':
 			s := d.b[start:d.i]
@@ -106,6 +109,15 @@ func (d *rowDecoder) str() (string, bool) {
 	}
 	return "", false
 }
+
+// plainByte says which bytes str takes as they are: printable ASCII but
+// '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // int reads an integer as JSON writes it (no leading zeros, no fraction or
 // exponent) that fits in 64 bits.
