@@ -33,16 +33,24 @@ type WorkerOptions struct {
 // stops: units in flight finish their calls, are journaled and go back to
 // the queue for another worker.
 func Work(ctx context.Context, o WorkerOptions) error {
+	return serveUnits(ctx, o, filepath.Join(os.TempDir(), "remessa-worker"), func(db *cluster.DB, o WorkerOptions) river.Worker[cluster.UnitArgs] {
+		return &unitWorker{db: db, o: o}
+	})
+}
+
+// serveUnits is Work with the River worker newWorker makes over the
+// database (logDir: the default of o.LogDir).
+func serveUnits(ctx context.Context, o WorkerOptions, logDir string, newWorker func(*cluster.DB, WorkerOptions) river.Worker[cluster.UnitArgs]) error {
 	db, err := cluster.Open(ctx, o.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if o.LogDir == "" {
-		o.LogDir = filepath.Join(os.TempDir(), "remessa-worker")
+		o.LogDir = logDir
 	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &unitWorker{db: db, o: o}); err != nil {
+	if err := river.AddWorkerSafely(workers, newWorker(db, o)); err != nil {
 		return err
 	}
 	c, err := cluster.NewClient(db, cluster.ClientConfig{Workers: workers, Units: o.Units, UnitTimeout: o.UnitTimeout})

@@ -198,35 +198,9 @@ const foreignWait = 2 * time.Second
 // answers ErrNotMine for is left to others (its unit is snoozed).
 // cleanup, when not nil, is called after the unit.
 func WorkWith(ctx context.Context, o WorkerOptions, optsFor func(ctx context.Context, runID string) (Options, func(), error)) error {
-	db, err := cluster.Open(ctx, o.DB)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if o.LogDir == "" {
-		o.LogDir = os.TempDir()
-	}
-	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &ownUnitWorker{db: db, o: o, optsFor: optsFor}); err != nil {
-		return err
-	}
-	c, err := cluster.NewClient(db, cluster.ClientConfig{Workers: workers, Units: o.Units, UnitTimeout: o.UnitTimeout})
-	if err != nil {
-		return err
-	}
-	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("fila: %w", err)
-	}
-	if o.Ready != nil {
-		o.Ready()
-	}
-	<-ctx.Done()
-	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Stop(stopCtx); err != nil {
-		c.StopAndCancel(context.Background())
-	}
-	return nil
+	return serveUnits(ctx, o, os.TempDir(), func(db *cluster.DB, o WorkerOptions) river.Worker[cluster.UnitArgs] {
+		return &ownUnitWorker{db: db, o: o, optsFor: optsFor}
+	})
 }
 
 type ownUnitWorker struct {
