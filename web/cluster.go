@@ -282,7 +282,9 @@ func clusterProgressOf(st run.ClusterRun, accepted int) Progress {
 	if len(st.Units.Retrying) > 0 {
 		cp.Retrying = st.Units.Retrying[0]
 	}
-	return Progress{Phase: fmt.Sprintf("unidades no PostgreSQL: %d de %d concluídas, %d em execução, %d na fila", cp.Completed, cp.Units, cp.Running, cp.Waiting),
+	// the unit counters say how the units stand; the phase line says only
+	// why one waits to be tried again, if one does
+	return Progress{Phase: cp.Retrying,
 		Total: total, Done: issued + denied, Issued: issued, Denied: denied, Ambiguous: amb,
 		Batches: st.Units.Total, BatchesDone: st.Units.Completed, At: time.Now().UTC().Format(time.RFC3339Nano), Cluster: cp}
 }

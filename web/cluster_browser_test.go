@@ -48,6 +48,10 @@ func TestBrowserCluster(t *testing.T) {
 	if opt := browserText(t, ctx, "select[name=account] option[value='1']"); !strings.Contains(opt, tr("pt", "new.noembedded")) {
 		t.Errorf("the embedded account's option says %q", opt)
 	}
+	// the account chosen at first is one that can issue with --db
+	if opt := browserText(t, ctx, "select[name=account] option:checked"); strings.Contains(opt, tr("pt", "new.noembedded")) {
+		t.Errorf("the account chosen at first is the embedded one: %q", opt)
+	}
 	step("01-nova")
 
 	// an embedded remessa: its plan explains why it cannot be issued

@@ -81,8 +81,19 @@ func (s *Server) newDraftPage(w http.ResponseWriter, r *http.Request, ss *sessio
 
 func (s *Server) renderNew(w http.ResponseWriter, r *http.Request, ss *session, msg string, status int) {
 	accs, _ := s.accounts(r.Context(), ss.User)
+	// the account chosen before (a form shown again), else with --db the
+	// first that can issue there (the embedded one cannot)
+	selected := r.FormValue("account")
+	if selected == "" && s.cfg.DB != "" {
+		for _, a := range accs {
+			if a.Service != "embedded" {
+				selected = fmt.Sprint(a.ID)
+				break
+			}
+		}
+	}
 	p := s.page(r, ss, tr(langOf(r), "new.title"), map[string]any{"Accounts": accs, "Kind": r.FormValue("kind"),
-		"MaxMB": s.cfg.MaxUpload >> 20, "Cluster": s.cfg.DB != ""})
+		"MaxMB": s.cfg.MaxUpload >> 20, "Cluster": s.cfg.DB != "", "Selected": selected})
 	p.Error, p.Status = msg, status
 	s.render(w, "new", p)
 }
