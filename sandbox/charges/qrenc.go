@@ -14,6 +14,7 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // qrBlocks is the level-M block structure per version: EC codewords per
@@ -50,6 +51,7 @@ func init() {
 	for v := 1; v < len(qrBlocks); v++ {
 		if n := qrBlocks[v][0]; rsGenerators[n] == nil {
 			rsGenerators[n] = rsGenerator(n)
+			rsTables[n] = rsTable(rsGenerators[n])
 		}
 	}
 }
@@ -79,108 +81,17 @@ func rsGenerator(n int) []int {
 	return g[1:]
 }
 
-func rsEncode(data []byte, gen []int) []byte {
-	rem := make([]int, len(gen))
-	for _, d := range data {
-		f := int(d) ^ rem[0]
-		copy(rem, rem[1:])
-		rem[len(rem)-1] = 0
-		if f != 0 {
-			for i, g := range gen {
-				rem[i] ^= gfMul(g, f)
-			}
-		}
-	}
-	out := make([]byte, len(rem))
-	for i, r := range rem {
-		out[i] = byte(r)
-	}
-	return out
-}
-
 var errQRTooLong = errors.New("QR: content too long for version 20-M")
 
 // qrMatrix encodes content and returns the module matrix (true = dark),
 // size×size, row by row: module (x, y) is at y*size+x. mask is the data
 // mask 0-7, or -1 to choose the one with the lowest penalty.
 func qrMatrix(content []byte, mask int) ([]bool, int, error) {
-	n := len(content)
-	version := 0
-	for v := 1; v <= 20; v++ {
-		b := qrBlocks[v]
-		capBits := (b[1]*b[2] + b[3]*b[4]) * 8
-		countBits := 8
-		if v >= 10 {
-			countBits = 16
-		}
-		if 4+countBits+8*n <= capBits {
-			version = v
-			break
-		}
-	}
+	version := qrVersionFor(len(content))
 	if version == 0 {
 		return nil, 0, errQRTooLong
 	}
-	b := qrBlocks[version]
-	totalData := b[1]*b[2] + b[3]*b[4]
-	// Data bit stream.
-	bits := make([]byte, 0, totalData*8)
-	put := func(v, n int) {
-		for i := n - 1; i >= 0; i-- {
-			bits = append(bits, byte(v>>i&1))
-		}
-	}
-	put(4, 4)
-	if version >= 10 {
-		put(n, 16)
-	} else {
-		put(n, 8)
-	}
-	for _, c := range content {
-		put(int(c), 8)
-	}
-	for i := 0; i < 4 && len(bits) < totalData*8; i++ {
-		bits = append(bits, 0)
-	}
-	for len(bits)%8 != 0 {
-		bits = append(bits, 0)
-	}
-	data := make([]byte, 0, totalData)
-	for i := 0; i < len(bits); i += 8 {
-		var v byte
-		for j := 0; j < 8; j++ {
-			v = v<<1 | bits[i+j]
-		}
-		data = append(data, v)
-	}
-	for pad := byte(0xEC); len(data) < totalData; pad ^= 0xEC ^ 0x11 {
-		data = append(data, pad)
-	}
-	// Blocks, EC, interleaving.
-	gen := rsGenerators[b[0]]
-	var blocks, ecs [][]byte
-	off := 0
-	for g := 0; g < 2; g++ {
-		for i := 0; i < b[1+2*g]; i++ {
-			blk := data[off : off+b[2+2*g]]
-			off += b[2+2*g]
-			blocks = append(blocks, blk)
-			ecs = append(ecs, rsEncode(blk, gen))
-		}
-	}
-	var final []byte
-	for i := 0; i < max(b[2], b[4]); i++ {
-		for _, blk := range blocks {
-			if i < len(blk) {
-				final = append(final, blk[i])
-			}
-		}
-	}
-	for i := 0; i < b[0]; i++ {
-		for _, ec := range ecs {
-			final = append(final, ec[i])
-		}
-	}
+	final := qrCodewords(content, version)
 	lay := qrLayoutOf(version)
 	size := lay.size
 	// base: function modules and the unmasked data bits, 0/1 per module.
@@ -232,6 +143,10 @@ type qrLayout struct {
 	fn       []byte  // function modules 0/1 (data and format areas 0)
 	dataPos  []int32 // data module indexes in placement order
 	fmtPos   []int   // format bit i%15 goes to fmtPos[i]
+	dataX    []uint8 // dataPos as coordinates (for the packed path)
+	dataY    []uint8
+	fmtX     []uint8 // fmtPos as coordinates
+	fmtY     []uint8
 	tabs     [8][]byte
 	fnRows   []uint64 // fn packed (size <= 64 only)
 	fnCols   []uint64
@@ -241,17 +156,20 @@ type qrLayout struct {
 
 var (
 	qrLayoutMu sync.Mutex
-	qrLayouts  [21]*qrLayout
+	qrLayouts  [21]atomic.Pointer[qrLayout]
 )
 
 func qrLayoutOf(version int) *qrLayout {
+	if l := qrLayouts[version].Load(); l != nil {
+		return l
+	}
 	qrLayoutMu.Lock()
 	defer qrLayoutMu.Unlock()
-	if l := qrLayouts[version]; l != nil {
+	if l := qrLayouts[version].Load(); l != nil {
 		return l
 	}
 	l := newQRLayout(version)
-	qrLayouts[version] = l
+	qrLayouts[version].Store(l)
 	return l
 }
 
@@ -362,6 +280,14 @@ func newQRLayout(version int) *qrLayout {
 				l.tabs[k][p] = 1
 			}
 		}
+	}
+	for _, p := range l.dataPos {
+		l.dataX = append(l.dataX, uint8(int(p)%size))
+		l.dataY = append(l.dataY, uint8(int(p)/size))
+	}
+	for _, p := range l.fmtPos {
+		l.fmtX = append(l.fmtX, uint8(p%size))
+		l.fmtY = append(l.fmtY, uint8(p/size))
 	}
 	if size <= 64 {
 		l.fnRows, l.fnCols = qrPack(l.fn, size)
@@ -490,18 +416,25 @@ func qrPenalty(w []byte, n int) uint {
 // 11): bit x of rows[y] and bit y of cols[x] are module (x, y).
 func qrBestMaskBits(base []byte, l *qrLayout) int {
 	n := l.size
-	baseRows := make([]uint64, n)
-	baseCols := make([]uint64, n)
+	words := make([]uint64, 4*n)
+	baseRows, baseCols := words[:n], words[n:2*n]
 	copy(baseRows, l.fnRows)
 	copy(baseCols, l.fnCols)
-	for _, p := range l.dataPos {
+	for k, p := range l.dataPos {
 		if base[p] != 0 {
-			x, y := uint(p)%uint(n), uint(p)/uint(n)
+			x, y := l.dataX[k], l.dataY[k]
 			baseRows[y] |= 1 << x
 			baseCols[x] |= 1 << y
 		}
 	}
-	rows, cols := make([]uint64, n), make([]uint64, n)
+	return qrBestMaskRows(baseRows, baseCols, l, words[2*n:3*n], words[3*n:])
+}
+
+// qrBestMaskRows is qrBestMaskBits on the unmasked symbol already packed
+// (function modules and data bits, format areas light); rows and cols are
+// scratch space of l.size words each.
+func qrBestMaskRows(baseRows, baseCols []uint64, l *qrLayout, rows, cols []uint64) int {
+	n := l.size
 	best, bestMask := uint(math.MaxUint), 0
 	for k := 0; k < 8; k++ {
 		mr, mc := l.maskRows[k], l.maskCols[k]
@@ -510,8 +443,8 @@ func qrBestMaskBits(base []byte, l *qrLayout) int {
 			cols[i] = baseCols[i] ^ mc[i]
 		}
 		format := qrFormatBits(k)
-		for i, p := range l.fmtPos {
-			x, y := uint(p%n), uint(p/n)
+		for i := range l.fmtX {
+			x, y := l.fmtX[i], l.fmtY[i]
 			b := uint64(format >> (i % 15) & 1)
 			rows[y] = rows[y]&^(1<<x) | b<<x
 			cols[x] = cols[x]&^(1<<y) | b<<y

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/boombuler/barcode/qr"
 
@@ -115,6 +116,16 @@ var pngPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // modules of qrModule pixels on white with a 4-module quiet zone, 1 bit per
 // pixel.
 func qrImage(content string) (string, error) {
+	if rows, n, ok := qrRows([]byte(content)); ok {
+		return qrPNG(n, func(my int, row []byte) {
+			// Byte j of the row holds image modules 2j and 2j+1, symbol
+			// modules 2(j-2) and 2(j-2)+1 past the 4-module quiet zone.
+			r := rows[my]
+			for j := quietBytes; r != 0; j, r = j+1, r>>2 {
+				row[j] = qrPair[r&3]
+			}
+		})
+	}
 	var n int
 	var dark func(x, y int) bool
 	if mx, size, err := qrMatrix([]byte(content), -1); err == nil {
@@ -128,40 +139,65 @@ func qrImage(content string) (string, error) {
 		n = code.Bounds().Dx()
 		dark = func(x, y int) bool { r, _, _, _ := code.At(x, y).RGBA(); return r == 0 }
 	}
-	const quiet = 4
-	size := (n + 2*quiet) * qrModule
-	rowBytes := (size + 7) / 8
-	// Raw image: per row a filter byte then 1-bit gray pixels (1 = white).
-	// The first row of each module row uses filter 0 (None), the rows that
-	// repeat it filter 2 (Up) with all-zero bytes, which compress to
-	// almost nothing.
-	raw := make([]byte, size*(rowBytes+1))
-	for y := 0; y < size; y++ {
-		line := raw[y*(rowBytes+1) : (y+1)*(rowBytes+1)]
-		if y%qrModule != 0 {
-			line[0] = 2
-			continue
-		}
-		row := line[1:]
-		for i := range row {
-			row[i] = 0xFF
-		}
-		my := y/qrModule - quiet
-		if my < 0 || my >= n {
-			continue
-		}
+	return qrPNG(n, func(my int, row []byte) {
 		for mx := 0; mx < n; mx++ {
 			if !dark(mx, my) {
 				continue
 			}
 			// qrModule is 4: a module is a nibble, high for even columns.
-			c := mx + quiet
+			c := mx + qrQuiet
 			if c%2 == 0 {
 				row[c/2] &^= 0xF0
 			} else {
 				row[c/2] &^= 0x0F
 			}
 		}
+	})
+}
+
+// qrQuiet is the quiet zone around the symbol, in modules; quietBytes the
+// bytes of an image row it takes on the left (2 modules a byte).
+const (
+	qrQuiet    = 4
+	quietBytes = qrQuiet / 2
+)
+
+// qrPair is the image byte of two modules (bit 0: the left one dark, bit
+// 1: the right one), 1 = white.
+var qrPair = [4]byte{0xFF, 0x0F, 0xF0, 0x00}
+
+// qrPNG renders a symbol of n modules as qrImage's PNG data URI; draw
+// darkens the modules of symbol row my in row, an image row that starts
+// all white (1 byte per 2 modules, quiet zone included).
+func qrPNG(n int, draw func(my int, row []byte)) (string, error) {
+	size := (n + 2*qrQuiet) * qrModule
+	rowBytes := (size + 7) / 8
+	// Raw image: per row a filter byte then 1-bit gray pixels (1 = white).
+	// The first row of each module row uses filter 0 (None), the rows that
+	// repeat it filter 2 (Up) with all-zero bytes, which compress to
+	// almost nothing.
+	rb := pngPool.Get().(*bytes.Buffer)
+	defer pngPool.Put(rb)
+	rb.Reset()
+	rb.Grow(size * (rowBytes + 1))
+	raw := rb.AvailableBuffer()[:size*(rowBytes+1)]
+	for y := 0; y < size; y++ {
+		line := raw[y*(rowBytes+1) : (y+1)*(rowBytes+1)]
+		if y%qrModule != 0 {
+			line[0] = 2
+			clear(line[1:])
+			continue
+		}
+		line[0] = 0
+		row := line[1:]
+		for i := range row {
+			row[i] = 0xFF
+		}
+		my := y/qrModule - qrQuiet
+		if my < 0 || my >= n {
+			continue
+		}
+		draw(my, row)
 	}
 	buf := pngPool.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -175,23 +211,33 @@ func qrImage(content string) (string, error) {
 	zbuf := pngPool.Get().(*bytes.Buffer)
 	zbuf.Reset()
 	defer pngPool.Put(zbuf)
-	zw, _ := zlibPool.Get().(*zlib.Writer)
-	if zw == nil {
-		zw, _ = zlib.NewWriterLevel(zbuf, zlib.BestSpeed)
-	} else {
+	var zw *zlib.Writer
+	select {
+	case zw = <-zlibWriters:
 		zw.Reset(zbuf)
+	default:
+		zw, _ = zlib.NewWriterLevel(zbuf, zlib.BestSpeed)
 	}
 	_, _ = zw.Write(raw)
 	if err := zw.Close(); err != nil {
 		return "", fmt.Errorf("charges: QR PNG: %w", err)
 	}
-	zlibPool.Put(zw)
+	select {
+	case zlibWriters <- zw:
+	default:
+	}
 	pngChunk(buf, "IDAT", zbuf.Bytes())
 	pngChunk(buf, "IEND", nil)
-	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+	const prefix = "data:image/png;base64,"
+	out := make([]byte, len(prefix)+base64.StdEncoding.EncodedLen(buf.Len()))
+	copy(out, prefix)
+	base64.StdEncoding.Encode(out[len(prefix):], buf.Bytes())
+	return unsafe.String(unsafe.SliceData(out), len(out)), nil
 }
 
-var zlibPool sync.Pool
+// zlibWriters keeps a few BestSpeed writers (some 400 KB each) for qrPNG:
+// unlike a sync.Pool, a garbage collection does not empty it.
+var zlibWriters = make(chan *zlib.Writer, 8)
 
 // pngChunk writes one PNG chunk: length, type, data, CRC of type+data.
 func pngChunk(w *bytes.Buffer, typ string, data []byte) {

@@ -1,0 +1,149 @@
+package charges
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/boombuler/barcode/qr"
+)
+
+// refQRImage is qrImage as it was before the packed path, drawn from
+// boombuler's symbol (module by module, the straightforward way): the
+// bytes qrcode_image has always had.
+func refQRImage(t testing.TB, content string) string {
+	code, err := qr.Encode(content, qr.M, qr.Unicode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := code.Bounds().Dx()
+	const quiet = 4
+	size := (n + 2*quiet) * 4
+	rowBytes := (size + 7) / 8
+	raw := make([]byte, size*(rowBytes+1))
+	for y := 0; y < size; y++ {
+		line := raw[y*(rowBytes+1) : (y+1)*(rowBytes+1)]
+		if y%4 != 0 {
+			line[0] = 2
+			continue
+		}
+		row := line[1:]
+		for i := range row {
+			row[i] = 0xFF // the padding bits of a row too
+		}
+		for x := 0; x < size; x++ {
+			mx, my := x/4-quiet, y/4-quiet
+			dark := false
+			if mx >= 0 && my >= 0 && mx < n && my < n {
+				r, _, _, _ := code.At(mx, my).RGBA()
+				dark = r == 0
+			}
+			if dark {
+				row[x/8] &^= 0x80 >> (x % 8)
+			}
+		}
+	}
+	var buf, z bytes.Buffer
+	buf.WriteString("\x89PNG\r\n\x1a\n")
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(size))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(size))
+	ihdr[8] = 1
+	pngChunk(&buf, "IHDR", ihdr[:])
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	_, _ = zw.Write(raw)
+	_ = zw.Close()
+	pngChunk(&buf, "IDAT", z.Bytes())
+	pngChunk(&buf, "IEND", nil)
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+// qrTestContents are slips' dynamic BR Codes (hosts, accounts, ids and
+// merchant names of every length) and plain strings of 1 to 400 bytes
+// (every version up to 20, the 16-bit count from version 10 and the
+// unpacked path above 64 modules).
+func qrTestContents(t testing.TB) []string {
+	rng := rand.New(rand.NewPCG(13, 1000))
+	var out []string
+	hosts := []string{"http://127.0.0.1:8080", "http://localhost:45678", "https://sandbox.example.com.br", "http://[::1]:9", "https://a-very-long-host-name-for-a-sandbox.internal.example.org:65535"}
+	for i := 0; i < 200; i++ {
+		name := strings.Repeat("Loja Ç", rng.IntN(6)) + fmt.Sprint(rng.IntN(1000))
+		br, err := buildBRCode(pixLocation(hosts[i%len(hosts)], fmt.Sprintf("acc%d", rng.IntN(1e6)), 1000000+rng.Int64N(1e9)), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, br)
+	}
+	for n := 1; n <= 400; n += 1 + n/20 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(32 + rng.IntN(95))
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// TestQRImageSameBytes: qrImage gives exactly the bytes it always gave.
+func TestQRImageSameBytes(t *testing.T) {
+	for _, c := range qrTestContents(t) {
+		got, err := qrImage(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := refQRImage(t, c); got != want {
+			t.Fatalf("%q (len %d): qrImage differs from the reference (%d vs %d bytes)", c, len(c), len(got), len(want))
+		}
+	}
+}
+
+// TestQRRowsMatchMatrix: the packed path draws qrMatrix's symbol.
+func TestQRRowsMatchMatrix(t *testing.T) {
+	packed := 0
+	for _, c := range qrTestContents(t) {
+		rows, n, ok := qrRows([]byte(c))
+		if !ok {
+			continue
+		}
+		packed++
+		mx, size, err := qrMatrix([]byte(c), -1)
+		if err != nil || size != n {
+			t.Fatalf("%q: qrMatrix size %d err %v, qrRows %d", c, size, err, n)
+		}
+		for y := 0; y < n; y++ {
+			if rows[y]>>n != 0 {
+				t.Fatalf("%q: row %d has bits past the symbol: %x", c, y, rows[y])
+			}
+			for x := 0; x < n; x++ {
+				if mx[y*n+x] != (rows[y]>>x&1 == 1) {
+					t.Fatalf("%q: module (%d,%d) differs", c, x, y)
+				}
+			}
+		}
+	}
+	if packed < 200 {
+		t.Fatalf("only %d contents took the packed path", packed)
+	}
+}
+
+func TestTranspose64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var m, orig [64]uint64
+	for i := range m {
+		m[i] = rng.Uint64()
+	}
+	orig = m
+	transpose64(&m)
+	for y := 0; y < 64; y++ {
+		for x := 0; x < 64; x++ {
+			if orig[y]>>x&1 != m[x]>>y&1 {
+				t.Fatalf("bit (%d,%d) not transposed", x, y)
+			}
+		}
+	}
+}
