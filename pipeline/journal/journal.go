@@ -371,14 +371,20 @@ func (tx *Tx) AddRow(r Row) error {
 	return nil
 }
 
-// SetRow records a row's state and, when res is not nil, its result.
+// SetRow records a row's state and, when res is not nil, its result:
+// JSON text, or what PackResult made of it.
 func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 	if res == nil {
 		return wrapRow(idx, tx.exec(qSetRow, state, tx.j.rowStamp(), idx))
 	}
 	c := tx.codec()
 	if c == nil {
-		return wrapRow(idx, tx.exec(qSetRowRes, state, string(res), tx.j.rowStamp(), idx))
+		// a journal written before keeps JSON text (PackResult's columns are not)
+		text, err := unpackResult(res)
+		if err != nil {
+			return wrapRow(idx, err)
+		}
+		return wrapRow(idx, tx.exec(qSetRowRes, state, string(text), tx.j.rowStamp(), idx))
 	}
 	id, ok := tx.j.chunkOfRow(idx)
 	if !ok {

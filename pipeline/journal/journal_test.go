@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"remessa/pipeline/results"
 )
 
 func TestJournalPersists(t *testing.T) {
@@ -241,5 +243,18 @@ func TestJournalOldFormatResumes(t *testing.T) {
 	}
 	if m, _ := j.Meta(ctx); m["meta"] != `{"run_id":"r0"}` {
 		t.Fatalf("meta %v", m)
+	}
+	// a carnet's result packed by the run (PackResult) is kept as its JSON text
+	v := carnetRes(2)
+	var row results.Row
+	if err := json.Unmarshal(v, &row); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Tx(ctx, func(tx *Tx) error { return tx.SetRow(0, RowIssued, PackResult(&row, v)) }); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	if err := j.db.QueryRow(`SELECT typeof(res) || ':' || res FROM rows WHERE idx=0`).Scan(&text); err != nil || text != "text:"+string(v) {
+		t.Fatalf("packed result stored as %.60q (%v), want its JSON text", text, err)
 	}
 }

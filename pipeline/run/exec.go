@@ -758,7 +758,7 @@ func (e *executor) postRow(ctx context.Context, r *jrow) error {
 				// created, but the answer is unreadable: find it by custom_id
 				callErr = fmt.Errorf("%w: resposta ilegível: %v", api.ErrAmbiguous, perr)
 			} else {
-				b := storedRes(res)
+				b := journalRes(res)
 				e.endAsync(seq, func(tx *journal.Tx) error { return tx.SetRow(r.idx, journal.RowIssued, b) })
 				r.state, r.res = journal.RowIssued, res
 				return nil
@@ -808,7 +808,7 @@ func (e *executor) postRow(ctx context.Context, r *jrow) error {
 }
 
 func (e *executor) endRow(ctx context.Context, seq int64, callErr error, r *jrow, state string, res *results.Row) error {
-	b := storedRes(res)
+	b := journalRes(res)
 	err := e.end(ctx, seq, callErr, func(tx *journal.Tx) error { return tx.SetRow(r.idx, state, b) })
 	if err == nil {
 		r.state, r.res = state, res
@@ -819,7 +819,7 @@ func (e *executor) endRow(ctx context.Context, seq int64, callErr error, r *jrow
 func (e *executor) setRow(ctx context.Context, r *jrow, state string, res *results.Row) error {
 	var b []byte
 	if res != nil {
-		b = storedRes(res)
+		b = journalRes(res)
 	}
 	err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error { return tx.SetRow(r.idx, state, b) })
 	if err == nil {
@@ -1107,6 +1107,20 @@ func (e *executor) parsePost(r *jrow, body []byte) (*results.Row, error) {
 // a parcel that need not be stored. A barcode that is not the one its
 // typed line gives is kept.
 func storedRes(res *results.Row) []byte {
+	c := storedRow(res)
+	return reports.MarshalRow(&c)
+}
+
+// journalRes is storedRes as SetRow is given it: a result with parcels
+// packed (journal.PackResult) here rather than in the journal's
+// transaction, where it would hold the intents waiting to be committed.
+func journalRes(res *results.Row) []byte {
+	c := storedRow(res)
+	return journal.PackResult(&c, reports.MarshalRow(&c))
+}
+
+// storedRow is the copy of res storedRes writes.
+func storedRow(res *results.Row) results.Row {
 	derived := func(typed, bar string) bool {
 		b, err := rules.BarcodeFromTypedLine(typed)
 		return bar == "" || err == nil && b == bar
@@ -1123,7 +1137,7 @@ func storedRes(res *results.Row) []byte {
 			}
 		}
 	}
-	return reports.MarshalRow(&c)
+	return c
 }
 
 // marshalRes is json.Marshal's bytes of a result (reports.MarshalRow's,
