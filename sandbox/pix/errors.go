@@ -78,6 +78,9 @@ func notFound(what string) *apiError {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	if writeAppended(w, status, v) {
+		return // the hand-written encoding (cobjson.go)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		httpx.ProblemInternalError(w)

@@ -198,6 +198,7 @@ func (m *Module) listCharges(ctx context.Context, accountID, kind string, q url.
 	if err != nil {
 		return nil, internal(err)
 	}
+	out.Cobs = make([]Cob, 0, len(ids))
 	for _, txid := range ids {
 		c := docs[txid]
 		if c == nil {

@@ -91,7 +91,7 @@ func (m *Module) initCaches() {
 // them. A document written before (with body.loc) is read as it is.
 func (m *Module) encodeCharge(_, _ string, c *charge) ([]byte, error) {
 	if c.LocID == 0 {
-		return json.Marshal(c)
+		return marshalCharge(c)
 	}
 	n := *c
 	n.Body.Loc, n.Body.Location, n.Body.PixCopiaECola, n.Body.Txid, n.Body.Calendario.Criacao = nil, "", "", "", ""
@@ -99,7 +99,7 @@ func (m *Module) encodeCharge(_, _ string, c *charge) ([]byte, error) {
 	if n.Kind == kindCobV {
 		n.Body.Recebedor = nil
 	}
-	return json.Marshal(&n)
+	return marshalCharge(&n)
 }
 
 func (m *Module) decodeCharge(account, txid string, raw []byte) (*charge, error) {
@@ -125,9 +125,10 @@ func (m *Module) decodeCharge(account, txid string, raw []byte) (*charge, error)
 func (c *charge) derive(ai accountInfo, txid string, orderedFrom int64) error {
 	b := &c.Body
 	b.Txid = txid
-	b.Calendario.Criacao = ts(c.Created)
+	created := ts(c.Created)
+	b.Calendario.Criacao = created
 	loc := locationFor(c.Host, ai.ID, c.Kind, c.LocID, orderedFrom > 0 && c.LocID >= orderedFrom)
-	b.Loc = &Loc{ID: c.LocID, Location: loc, TipoCob: c.Kind, Criacao: ts(c.Created)}
+	b.Loc = &Loc{ID: c.LocID, Location: loc, TipoCob: c.Kind, Criacao: created}
 	b.Location = loc
 	if c.Kind == kindCobV {
 		b.Recebedor = &Pessoa{CNPJ: rules.CleanDocument(ai.CNPJ), Nome: ai.Name, Logradouro: recebedorLogradouro,
