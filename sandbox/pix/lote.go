@@ -334,7 +334,8 @@ func skipJSON(body []byte, i int) int {
 }
 
 // putLote handles PUT /v2/lotecobv/{id}: 202 with no body once the batch
-// is persisted with every item EM_PROCESSAMENTO.
+// is persisted, processed (a new batch without a batch delay: lote_now.go)
+// or with every item EM_PROCESSAMENTO for the worker.
 func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, body []byte) *apiError {
 	if !reLoteID.MatchString(id) {
 		return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O id do lote deve ser um inteiro positivo.", []Violacao{{Razao: "id deve ser um inteiro (int64)", Propriedade: "id", Valor: id}})
@@ -346,24 +347,40 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 	}
 	now := m.clk.Now()
 	// The document of a new batch, built and encoded before the write
-	// transaction (a re-PUT is built inside it from the stored batch).
-	fresh := &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
-	if lb.descricao != nil {
-		fresh.Descricao = *lb.descricao
+	// transaction (a re-PUT is built inside it from the stored batch):
+	// without a batch delay in its final state (lote_now.go), else with
+	// every item EM_PROCESSAMENTO for the worker.
+	var now1 *freshLote
+	var fresh *lote
+	var freshRaw []byte
+	if m.delay == 0 {
+		f, err := prepareFresh(ai, id, host, lb, now)
+		if err != nil {
+			return internal(err)
+		}
+		now1 = f
+	} else {
+		fresh = &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
+		if lb.descricao != nil {
+			fresh.Descricao = *lb.descricao
+		}
+		for i, t := range lb.txids {
+			fresh.Items[i] = &loteItem{Txid: t, Status: ItemProcessando, Req: lb.raws[i], Op: "put"}
+		}
+		var err error
+		if freshRaw, err = json.Marshal(fresh); err != nil {
+			return internal(err)
+		}
 	}
-	for i, t := range lb.txids {
-		fresh.Items[i] = &loteItem{Txid: t, Status: ItemProcessando, Req: lb.raws[i], Op: "put"}
-	}
-	freshRaw, err := json.Marshal(fresh)
-	if err != nil {
-		return internal(err)
-	}
+	done := false // processed by this PUT (now1 committed)
 	e = m.write(ctx, func(tx *store.Tx, r reader) *apiError {
+		done = false
 		old, err := r.lote(ai.ID, id)
 		if err != nil {
 			return storeErr(err)
 		}
 		var vs []Violacao
+		var claims map[string]store.Alias
 		if old != nil {
 			// Batch rule: a change carries exactly the original txids.
 			orig := map[string]bool{}
@@ -381,7 +398,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		} else {
 			// Two queries for the batch: the claims, then the charges of
 			// the txids no batch claims (a claimed txid has no charge).
-			claims, err := tx.GetAliases(idxClaim, ai.ID, lb.txids)
+			claims, err = tx.GetAliases(idxClaim, ai.ID, lb.txids)
 			if err != nil {
 				return storeErr(err)
 			}
@@ -429,6 +446,13 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 			}
 			return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O lote viola as regras de lote.", vs)
 		}
+		if old == nil && now1 != nil {
+			if err := m.commitFresh(tx, ai, now1, claims); err != nil {
+				return storeErr(err)
+			}
+			done = true
+			return nil
+		}
 		var l *lote
 		if old != nil {
 			cp := *old
@@ -472,10 +496,12 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		}
 		return nil
 	})
-	if e != nil {
+	if e != nil || done {
 		return e
 	}
-	m.handOff(ai.ID, id, lb)
+	if now1 == nil { // (prepareFresh consumed the decoded items)
+		m.handOff(ai.ID, id, lb)
+	}
 	m.enqueue(task{kind: taskLote, account: ai.ID, id: id})
 	return nil
 }
@@ -607,253 +633,6 @@ func (m *Module) patchLote(ctx context.Context, ai accountInfo, id string, body 
 	}
 	m.enqueue(task{kind: taskLote, account: ai.ID, id: id})
 	return nil
-}
-
-// itemProblem is the problema of a denied item.
-func itemProblem(vs []Violacao) *Problem {
-	return &Problem{Type: ProblemBase + tCobVInvalida, Title: titleCobV, Status: http.StatusBadRequest,
-		Detail: "A requisição que busca criar uma cobrança com vencimento não respeita o schema ou está semanticamente errada.", Violacoes: vs}
-}
-
-// processLote finishes every EM_PROCESSAMENTO item of a batch in one store
-// transaction: each becomes CRIADA (its cobv now exists or was revised)
-// or NEGADA with a problema.
-func (m *Module) processLote(ctx context.Context, accountID, id string) error {
-	ai, ok := m.account(accountID)
-	if !ok {
-		ai = accountInfo{ID: accountID}
-	}
-	pre := m.prepareLote(ctx, ai, id)
-	return m.st.Tx(ctx, func(tx *store.Tx) error {
-		r := m.rdTx(tx)
-		old, err := r.lote(accountID, id)
-		if err != nil {
-			return err
-		}
-		if old == nil || !old.pending() {
-			return nil // done meanwhile (another instance, a second task)
-		}
-		now := m.clk.Now()
-		cp := *old
-		l := &cp
-		l.Items = make([]*loteItem, len(old.Items))
-		var changed []*charge
-		type newItem struct {
-			i  int
-			in *cobInput
-		}
-		var creates []newItem
-		var pending []string
-		for _, it := range old.Items {
-			if it.Status == ItemProcessando {
-				pending = append(pending, it.Txid)
-			}
-		}
-		// Two queries for the batch: the claims, then the charges of the
-		// txids without one (a claimed txid has no charge).
-		claims, err := tx.GetAliases(idxClaim, accountID, pending)
-		if err != nil {
-			return err
-		}
-		var free []string
-		for _, t := range pending {
-			if _, ok := claims[t]; !ok {
-				free = append(free, t)
-			}
-		}
-		charges, err := m.charges.TxGetMany(tx, accountID, free)
-		if err != nil {
-			return err
-		}
-		for i, it := range old.Items {
-			n := *it
-			l.Items[i] = &n
-			if it.Status != ItemProcessando {
-				continue
-			}
-			prefix := fmt.Sprintf("cobsv[%d]", i)
-			deny := func(vs []Violacao) {
-				n.Status, n.Problema, n.Criacao, n.Op, n.Patch = ItemNegada, itemProblem(vs), now, "", nil
-			}
-			existing := charges[it.Txid]
-			claim := ""
-			if cl, ok := claims[it.Txid]; ok {
-				claim = cl.Owner
-			} else if existing != nil {
-				claim = existing.LoteID
-			}
-			if existing != nil && existing.LoteID == "" {
-				deny([]Violacao{{Razao: "txid já é uma cobrança fora deste lote", Propriedade: prefix + ".txid", Valor: it.Txid}})
-				continue
-			}
-			if claim != id {
-				deny([]Violacao{{Razao: "txid pertence a outro lote (" + claim + ")", Propriedade: prefix + ".txid", Valor: it.Txid}})
-				continue
-			}
-			// The request decoded and checked before the transaction, when
-			// the item is still the one that was prepared.
-			var p *preparedItem
-			if i < len(pre) && pre[i] != nil && pre[i].same(it) && (it.Op != "patch" || existing == nil) {
-				p = pre[i]
-			}
-			var reqMap map[string]any
-			if p == nil && (it.Op != "patch" || existing == nil) {
-				if err := decodeInto(it.Req, &reqMap); err != nil {
-					deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
-					continue
-				}
-			}
-			var dev *Pessoa
-			switch {
-			case it.Op == "patch" && existing != nil:
-				var pm map[string]any
-				if err := decodeInto(it.Patch, &pm); err != nil {
-					deny([]Violacao{{Razao: "JSON inválido", Propriedade: prefix}})
-					continue
-				}
-				nc, e := m.applyPatch(ai, existing, pm, prefix, now)
-				if e != nil {
-					deny(e.p.Violacoes)
-					continue
-				}
-				changed = append(changed, nc)
-				dev = nc.Body.Devedor
-			case existing != nil: // a re-PUT revises the charge
-				in, vs := p.check(reqMap, prefix, ai)
-				if len(vs) > 0 {
-					deny(vs)
-					continue
-				}
-				if existing.Body.Status != StatusAtiva {
-					deny([]Violacao{{Razao: "cobrança com status " + existing.Body.Status + " não pode ser alterada", Propriedade: prefix + ".status", Valor: existing.Body.Status}})
-					continue
-				}
-				nc := revise(existing, in, now)
-				changed = append(changed, nc)
-				dev = nc.Body.Devedor
-			default: // creation (a PATCH of a denied item merges into its request)
-				if it.Op == "patch" {
-					if p != nil {
-						n.Req = p.merged
-					} else {
-						n.Req = mergeItemPatch(&reqMap, it.Patch)
-					}
-				}
-				in, vs := p.check(reqMap, prefix, ai)
-				if len(vs) > 0 {
-					deny(vs)
-					continue
-				}
-				creates = append(creates, newItem{i, in})
-				dev = in.Body.Devedor
-			}
-			if n.Status == ItemProcessando {
-				// CRIADA: the charge holds the request from now on.
-				n.Status, n.Criacao, n.Op, n.Patch, n.Req = ItemCriada, now, "", nil, nil
-				if dev != nil {
-					n.Dev = dev.CPF + dev.CNPJ
-				}
-			}
-		}
-		if len(creates) > 0 {
-			first, err := allocLocs(tx, len(creates))
-			if err != nil {
-				return err
-			}
-			created := make([]string, 0, len(creates))
-			for _, c := range creates {
-				created = append(created, l.Items[c.i].Txid)
-			}
-			// The charges say which batch holds their txids from now on.
-			if err := tx.DeleteAliases(idxClaim, accountID, created); err != nil {
-				return err
-			}
-			for k, c := range creates {
-				it := l.Items[c.i]
-				ch, err := newCharge(ai, kindCobV, it.Txid, c.in, now, first+int64(k), l.Host, m.locOrderedFrom)
-				if err != nil {
-					return err
-				}
-				ch.LoteID = id
-				changed = append(changed, ch)
-			}
-		}
-		if err := m.saveCharges(tx, accountID, changed); err != nil {
-			return err
-		}
-		return m.saveLote(tx, accountID, l)
-	})
-}
-
-// preparedItem is a batch item's creation request decoded and checked
-// outside the write transaction (processLote): the work per item that
-// does not depend on the store, done while other writers hold the lock.
-type preparedItem struct {
-	op, txid   string
-	req, patch []byte // the item as prepared (it is used only if still so)
-	merged     []byte // op patch: the request with the revision merged in
-	in         *cobInput
-	vs         []Violacao
-}
-
-// same tells whether item it is still the one p was prepared from.
-func (p *preparedItem) same(it *loteItem) bool {
-	return p.op == it.Op && p.txid == it.Txid && bytes.Equal(p.req, it.Req) && bytes.Equal(p.patch, it.Patch)
-}
-
-// check is checkCob of the item's request: the prepared result when p is
-// set, else reqMap checked now.
-func (p *preparedItem) check(reqMap map[string]any, prefix string, ai accountInfo) (*cobInput, []Violacao) {
-	if p != nil {
-		return p.in, p.vs
-	}
-	return checkCob(reqMap, cobvItemS, kindCobV, prefix, ai.ownsKey)
-}
-
-// mergeItemPatch merges the revision patch (less its status) into
-// *reqMap and returns the merged request's JSON.
-func mergeItemPatch(reqMap *map[string]any, patch []byte) []byte {
-	var pm map[string]any
-	if err := decodeInto(patch, &pm); err == nil {
-		delete(pm, "status")
-		*reqMap = mergePatch(*reqMap, pm)
-	}
-	b, _ := json.Marshal(*reqMap)
-	return b
-}
-
-// prepareLote decodes and checks the requests of the batch's items
-// EM_PROCESSAMENTO as the batch is committed now, before processLote's
-// write transaction; nil entries (and a nil slice, when the batch cannot
-// be read) are done inside it. An item whose request is not JSON is left
-// to the transaction too.
-func (m *Module) prepareLote(ctx context.Context, ai accountInfo, id string) []*preparedItem {
-	l, err := m.rd(ctx).lote(ai.ID, id)
-	if err != nil || l == nil || !l.pending() {
-		return nil
-	}
-	out := make([]*preparedItem, len(l.Items))
-	decoded := m.takeHandOff(ai.ID, id)
-	for i, it := range l.Items {
-		if it.Status != ItemProcessando {
-			continue
-		}
-		var reqMap map[string]any
-		if d, ok := decoded[it.Txid]; ok && bytes.Equal(d.raw, it.Req) {
-			reqMap = d.m // as decodeInto(it.Req) would make it
-		} else if err := decodeInto(it.Req, &reqMap); err != nil {
-			continue
-		}
-		p := &preparedItem{op: it.Op, txid: it.Txid, req: it.Req, patch: it.Patch}
-		raw := []byte(it.Req) // the struct decoded from the request as stored
-		if it.Op == "patch" {
-			p.merged = mergeItemPatch(&reqMap, it.Patch)
-			raw = nil
-		}
-		p.in, p.vs = checkCobRaw(raw, reqMap, cobvItemS, kindCobV, fmt.Sprintf("cobsv[%d]", i), ai.ownsKey)
-		out[i] = p
-	}
-	return out
 }
 
 // getLote handles GET /v2/lotecobv/{id}: the answer's JSON.

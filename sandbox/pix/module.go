@@ -1,5 +1,6 @@
 // Package pix is the sandbox's Pix API (/v2): immediate (cob) and due-date
-// (cobv) charges, batches of cobv (lotecobv) processed asynchronously,
+// (cobv) charges, batches of cobv (lotecobv: a new one processed by its
+// PUT, asynchronously with a batch delay, a revision or a PATCH),
 // split configurations and their links, received Pix and refunds, sends,
 // webhooks and EVP keys, plus the control route that pays a charge.
 //

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"remessa/sandbox/auth"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/store"
 )
@@ -90,5 +92,112 @@ func TestPrepareLoteHandOffSameAsStored(t *testing.T) {
 	}
 	if m.takeHandOff("acc", "7") != nil {
 		t.Fatal("a hand-off is used once")
+	}
+}
+
+// A new batch PUT without a batch delay (processed by its PUT,
+// lote_now.go) ends as the same batch, charges and claim rows as the same
+// PUT with a delay followed by the worker's processLote: created and
+// denied items (a key sent twice, an invalid devedor, a key not the
+// account's), a txid a denied item of another batch claimed first.
+func TestPutLoteNowSameAsWorker(t *testing.T) {
+	ctx := context.Background()
+	key := "" // the account's key, once made
+	item := func(i int, extra string) string {
+		return fmt.Sprintf(`{"txid":"nowvsworker%018d","calendario":{"dataDeVencimento":"2030-06-30"},"valor":{"original":"%d.00"},"chave":"KEY"%s}`, i, 10+i, extra)
+	}
+	first := `{"cobsv":[` + item(9, `,"devedor":{"cpf":"111","nome":"Inválido"}`) + `]}`
+	body := `{"descricao":"Mensalidades","cobsv":[` + strings.Join([]string{
+		item(1, `,"devedor":{"cpf":"52998224725","nome":"Fulano"}`),
+		item(2, `,"devedor":{"cpf":"52998224725","nome":"A"},"devedor":{"cnpj":"12ABC34501DE35","nome":"B"}`),
+		item(3, `,"devedor":{"cpf":"111","nome":"Inválido"}`),
+		strings.Replace(item(4, `,"devedor":{"cpf":"52998224725","nome":"Fulano"}`), "KEY", "outra@example.com", 1),
+		item(9, `,"devedor":{"cpf":"52998224725","nome":"Agora válido"}`),
+	}, ",") + `]}`
+	type state struct {
+		lote    string
+		charges map[string]string
+		claims  map[string]string
+		queued  int
+	}
+	run := func(delay time.Duration) state {
+		st, err := store.Open(store.Memory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		clk := clock.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+		as, err := auth.New(ctx, st, auth.Options{Clock: clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc, err := as.CreateAccount(ctx, "Conta")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &Module{st: st, clk: clk, auth: as, delay: delay, queued: map[task]bool{}}
+		m.initCaches()
+		ai, _ := m.account(acc.ID)
+		key = ai.Keys[0]
+		put := func(id, b string) {
+			b = strings.ReplaceAll(b, "KEY", key)
+			if e := m.putLote(ctx, ai, id, "sandbox.local", []byte(b)); e != nil {
+				t.Fatalf("delay %v: PUT %s: %+v", delay, id, e.p)
+			}
+			if delay > 0 {
+				if err := m.processLote(ctx, ai.ID, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		put("1", first)
+		clk.Advance(time.Second)
+		put("2", body)
+		var s state
+		s.queued = len(m.queue)
+		raw, err := st.GetRaw(ctx, storeLote, ai.ID, "2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.lote = strings.ReplaceAll(string(raw), key, "KEY")
+		s.charges, s.claims = map[string]string{}, map[string]string{}
+		for i := range 10 {
+			txid := fmt.Sprintf("nowvsworker%018d", i)
+			if raw, err := st.GetRaw(ctx, storeCharge, ai.ID, txid); err != nil {
+				t.Fatal(err)
+			} else if raw != nil {
+				s.charges[txid] = strings.ReplaceAll(string(raw), key, "KEY")
+			}
+			if a, ok, err := st.GetAlias(ctx, idxClaim, ai.ID, txid); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				s.claims[txid] = a.Owner
+			}
+		}
+		return s
+	}
+	worker, now := run(time.Hour), run(0)
+	if now.queued != 0 {
+		t.Fatalf("a batch processed by its PUT queued %d tasks", now.queued)
+	}
+	if now.lote != worker.lote {
+		t.Fatalf("batch:\nby its PUT %s\nby the worker %s", now.lote, worker.lote)
+	}
+	if fmt.Sprint(now.charges) != fmt.Sprint(worker.charges) || fmt.Sprint(now.claims) != fmt.Sprint(worker.claims) {
+		t.Fatalf("by its PUT:\n%v\n%v\nby the worker:\n%v\n%v", now.charges, now.claims, worker.charges, worker.claims)
+	}
+	// What both must be (not only the same): items 1, 2 and 9 created,
+	// 3 and 4 denied and claimed by batch 2.
+	want := map[string]string{"nowvsworker000000000000000003": "2", "nowvsworker000000000000000004": "2"}
+	if len(now.charges) != 3 || now.charges["nowvsworker000000000000000009"] == "" || fmt.Sprint(now.claims) != fmt.Sprint(want) {
+		t.Fatalf("charges %v claims %v", now.charges, now.claims)
+	}
+	for _, s := range []string{`"status":"CRIADA"`, `"status":"NEGADA"`, `"dev":"12ABC34501DE35"`, `cobsv[2].devedor.cpf`, `cobsv[3].chave`, `"descricao":"Mensalidades"`} {
+		if !strings.Contains(now.lote, s) {
+			t.Fatalf("batch lacks %s: %s", s, now.lote)
+		}
+	}
+	if strings.Contains(now.lote, "EM_PROCESSAMENTO") {
+		t.Fatalf("batch still processing: %s", now.lote)
 	}
 }

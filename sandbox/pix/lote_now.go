@@ -1,0 +1,118 @@
+package pix
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"remessa/sandbox/store"
+)
+
+// A new batch on a sandbox without a batch delay (Config.BatchDelay 0,
+// the default) is processed by its PUT: every item is decoded and checked
+// in the handler's goroutine before the write transaction (concurrent PUTs
+// check on both cores), and the transaction checks the batch rules,
+// creates the charges and writes the batch once, in its final state. No
+// claim rows are written for the created items and deleted again, and the
+// worker does not read the batch back. The answer is still 202 with no
+// body; a client polling GET /v2/lotecobv/{id} sees the final state at
+// once. A re-PUT, a PATCH, a batch delay and work resumed after a restart
+// go through the worker (processLote).
+
+// freshLote is a new batch processed by its PUT (putLoteNow): its final
+// document, encoded, and the charges to create.
+type freshLote struct {
+	l       *lote
+	raw     []byte      // l encoded (encoding/json, as the batches' cache does)
+	creates []freshItem // the items to create, in the batch's order
+}
+
+// freshItem is an item of a freshLote that becomes a charge.
+type freshItem struct {
+	i  int // its index in the batch
+	in *cobInput
+}
+
+// prepareFresh decodes and checks each item of lb as processLote would
+// (the same prefix, the same checkCobRaw of the same bytes and map) and
+// builds the batch in the state processLote would leave it in when no
+// other batch and no charge holds its txids: CRIADA or NEGADA with its
+// problema, each at now.
+func prepareFresh(ai accountInfo, id, host string, lb *loteBody, now time.Time) (*freshLote, error) {
+	if len(lb.items) != len(lb.txids) || len(lb.raws) != len(lb.txids) {
+		return nil, fmt.Errorf("pix: batch %s: %d items, %d requests, %d txids", id, len(lb.items), len(lb.raws), len(lb.txids))
+	}
+	l := &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
+	if lb.descricao != nil {
+		l.Descricao = *lb.descricao
+	}
+	f := &freshLote{l: l, creates: make([]freshItem, 0, len(lb.txids))}
+	for i, t := range lb.txids {
+		it := &loteItem{Txid: t, Criacao: now}
+		l.Items[i] = it
+		in, vs := checkCobRaw(lb.raws[i], lb.items[i], cobvItemS, kindCobV, fmt.Sprintf("cobsv[%d]", i), ai.ownsKey)
+		if len(vs) > 0 {
+			// As processLote's deny: the request stays with the item.
+			it.Status, it.Problema, it.Req = ItemNegada, itemProblem(vs), lb.raws[i]
+			continue
+		}
+		it.Status = ItemCriada
+		if d := in.Body.Devedor; d != nil {
+			it.Dev = d.CPF + d.CNPJ
+		}
+		f.creates = append(f.creates, freshItem{i: i, in: in})
+	}
+	raw, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	f.raw = raw
+	return f, nil
+}
+
+// commitFresh writes f in tx once its batch rules held: the charges of
+// its CRIADA items (a claim row another batch left on such a txid is
+// deleted: a claim exists only while its txid has no charge), a claim
+// row of this batch on each NEGADA item's txid (as a batch PUT leaves
+// it, so a re-PUT may create it), and the batch. claims are the claim
+// rows of the batch's txids, as read in tx.
+func (m *Module) commitFresh(tx *store.Tx, ai accountInfo, f *freshLote, claims map[string]store.Alias) error {
+	l := f.l
+	var del []string
+	var keep []store.AliasRow
+	for _, it := range l.Items {
+		_, claimed := claims[it.Txid]
+		switch {
+		case it.Status == ItemNegada && (!claimed || claims[it.Txid].Owner != l.ID):
+			keep = append(keep, store.AliasRow{Key: it.Txid, Owner: l.ID})
+		case it.Status == ItemCriada && claimed:
+			del = append(del, it.Txid)
+		}
+	}
+	if len(f.creates) > 0 {
+		first, err := allocLocs(tx, len(f.creates))
+		if err != nil {
+			return err
+		}
+		now := l.Created
+		changed := make([]*charge, len(f.creates))
+		for k, c := range f.creates {
+			ch, err := newCharge(ai, kindCobV, l.Items[c.i].Txid, c.in, now, first+int64(k), l.Host, m.locOrderedFrom)
+			if err != nil {
+				return err
+			}
+			ch.LoteID = l.ID
+			changed[k] = ch
+		}
+		if err := tx.DeleteAliases(idxClaim, ai.ID, del); err != nil {
+			return err
+		}
+		if err := m.saveCharges(tx, ai.ID, changed); err != nil {
+			return err
+		}
+	}
+	if err := tx.PutAliases(idxClaim, ai.ID, keep); err != nil {
+		return err
+	}
+	return m.saveLoteRaw(tx, ai.ID, l, f.raw)
+}
