@@ -30,7 +30,8 @@ func (m *Module) hCarnetCreate(w http.ResponseWriter, r *http.Request, p *auth.P
 	if e := m.commitNew(r.Context(), u, nil); e != nil {
 		return e
 	}
-	httpx.V1Data(w, carnetView(cn, m.base(r), true))
+	v := carnetView(cn, m.base(r), true)
+	writeCarnet(w, &v)
 	return nil
 }
 
@@ -179,7 +180,8 @@ func (m *Module) hCarnetGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if e != nil {
 		return e
 	}
-	httpx.V1Data(w, carnetView(cn, m.base(r), false))
+	v := carnetView(cn, m.base(r), false)
+	writeCarnet(w, &v)
 	return nil
 }
 

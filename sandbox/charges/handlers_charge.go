@@ -578,7 +578,8 @@ func (m *Module) hGet(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 	if e != nil {
 		return e
 	}
-	httpx.V1Data(w, chargeView(c, cn, m.base(r)))
+	v := chargeView(c, cn, m.base(r))
+	writeCharge(w, &v)
 	return nil
 }
 

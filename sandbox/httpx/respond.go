@@ -22,8 +22,15 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 		// A value the handler built itself cannot be encoded: a bug.
 		panic("httpx: encode response: " + err.Error())
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	WriteJSONBytes(w, status, b)
+}
+
+// WriteJSONBytes writes b, a JSON value, as WriteJSON writes one: its
+// headers, b and a newline (appended to b: its capacity may be used).
+func WriteJSONBytes(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json; charset=utf-8"}
+	h["Content-Length"] = []string{strconv.Itoa(len(b) + 1)}
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
 }
