@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -425,8 +424,13 @@ func appendJSONStringSlow(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// jsonBufs holds the buffers answers are encoded into.
-var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+// jsonBufs holds the buffers answers are encoded into: a few, in a
+// channel rather than a sync.Pool, which every GC empties (a page of 1,000
+// charges is ~1.5 MB, grown again from nothing after each GC otherwise).
+var jsonBufs = make(chan []byte, 4)
+
+// maxKeptBuf is the largest buffer kept in jsonBufs.
+const maxKeptBuf = 4 << 20
 
 // writeAppended writes v's JSON (writeJSON's answer) from a pooled
 // buffer when v is an answer written here (*Cob, *CobList: those exact
@@ -434,24 +438,33 @@ var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b
 // writes); false when it is not.
 func writeAppended(w http.ResponseWriter, status int, v any) bool {
 	var app func([]byte) ([]byte, error)
+	size := 4096 // the first guess of a new buffer
 	switch v := v.(type) {
 	case *Cob:
 		app = v.appendJSON
 	case *CobList:
 		app = v.appendJSON
+		if v != nil {
+			size += 1536 * len(v.Cobs)
+		}
 	default:
 		return false
 	}
-	bp := jsonBufs.Get().(*[]byte)
-	b, err := app((*bp)[:0])
-	if err != nil {
-		jsonBufs.Put(bp)
-		return false
+	var buf []byte
+	select {
+	case buf = <-jsonBufs:
+	default:
+		buf = make([]byte, 0, size)
 	}
-	writeRaw(w, status, b)
-	if cap(b) <= 1<<20 {
-		*bp = b[:0]
-		jsonBufs.Put(bp)
+	b, err := app(buf[:0])
+	if err == nil {
+		writeRaw(w, status, b)
 	}
-	return true
+	if cap(b) <= maxKeptBuf {
+		select {
+		case jsonBufs <- b[:0]:
+		default:
+		}
+	}
+	return err == nil
 }

@@ -132,12 +132,12 @@ func checkCobRaw(raw []byte, v any, s *schema, kind, prefix string, own keyCheck
 		return nil, vs
 	}
 	m := v.(map[string]any)
-	var c Cob
-	direct := raw != nil && jsonMembers(raw) == mapMembers(m) && json.Unmarshal(raw, &c) == nil
+	c, fast := cobFromMap(m) // without encoding/json when it can (cobjson_decode.go)
+	direct := !fast && raw != nil && jsonMembers(raw) == mapMembers(m) && json.Unmarshal(raw, &c) == nil
 	delete(m, "txid")
 	if direct {
 		c.Txid = ""
-	} else {
+	} else if !fast {
 		c = Cob{}
 		if err := remarshal(m, &c); err != nil {
 			return nil, []Violacao{{Razao: "corpo inválido: " + err.Error(), Propriedade: prefix}}
