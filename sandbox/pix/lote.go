@@ -354,12 +354,19 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 	var fresh *lote
 	var freshRaw []byte
 	if m.delay == 0 {
-		f, err := prepareFresh(ai, id, host, lb, now)
+		// A batch already committed is a re-PUT (never deleted): not built
+		// for nothing (its loc ids would be lost).
+		old, err := m.rd(ctx).lote(ai.ID, id)
+		if err == nil && old == nil {
+			if now1, err = prepareFresh(ai, id, host, lb, now); err == nil {
+				err = m.buildCharges(ctx, ai, now1)
+			}
+		}
 		if err != nil {
 			return internal(err)
 		}
-		now1 = f
-	} else {
+	}
+	if now1 == nil {
 		fresh = &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
 		if lb.descricao != nil {
 			fresh.Descricao = *lb.descricao

@@ -1,6 +1,7 @@
 package pix
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -19,12 +20,16 @@ import (
 // once. A re-PUT, a PATCH, a batch delay and work resumed after a restart
 // go through the worker (processLote).
 
-// freshLote is a new batch processed by its PUT (putLoteNow): its final
+// freshLote is a new batch processed by its PUT (putLote): its final
 // document, encoded, and the charges to create.
 type freshLote struct {
 	l       *lote
 	raw     []byte      // l encoded (encoding/json, as the batches' cache does)
 	creates []freshItem // the items to create, in the batch's order
+	// The charges of creates, built and encoded (buildCharges), and their
+	// locations' aliases.
+	docs []store.DocRow[charge]
+	locs []store.AliasRow
 }
 
 // freshItem is an item of a freshLote that becomes a charge.
@@ -70,12 +75,49 @@ func prepareFresh(ai accountInfo, id, host string, lb *loteBody, now time.Time) 
 	return f, nil
 }
 
+// buildCharges makes the charges of f's CRIADA items as processLote
+// would (newCharge, the batch's id), with loc ids of the module's block
+// (reserveLocs), and encodes them and their index rows as saveCharges
+// does, before the write transaction.
+func (m *Module) buildCharges(ctx context.Context, ai accountInfo, f *freshLote) error {
+	if len(f.creates) == 0 {
+		return nil
+	}
+	first, err := m.reserveLocs(ctx, len(f.creates))
+	if err != nil {
+		return err
+	}
+	l := f.l
+	f.docs = make([]store.DocRow[charge], len(f.creates))
+	f.locs = make([]store.AliasRow, 0, len(f.creates))
+	ixs := make([]store.Index, len(f.creates))
+	for k, c := range f.creates {
+		txid := l.Items[c.i].Txid
+		ch, err := newCharge(ai, kindCobV, txid, c.in, l.Created, first+int64(k), l.Host, m.locOrderedFrom)
+		if err != nil {
+			return err
+		}
+		ch.LoteID = l.ID
+		raw, err := m.charges.Encode(ai.ID, txid, ch)
+		if err != nil {
+			return err
+		}
+		ixs[k] = chargeIndex(ch)
+		f.docs[k] = store.DocRow[charge]{ID: txid, Raw: raw, V: ch, Index: &ixs[k]}
+		if ch.Body.Location != "" {
+			f.locs = append(f.locs, store.AliasRow{Key: locKey(ch.Body.Location), Owner: txid, Ref: ai.ID})
+		}
+	}
+	return nil
+}
+
 // commitFresh writes f in tx once its batch rules held: the charges of
-// its CRIADA items (a claim row another batch left on such a txid is
-// deleted: a claim exists only while its txid has no charge), a claim
-// row of this batch on each NEGADA item's txid (as a batch PUT leaves
-// it, so a re-PUT may create it), and the batch. claims are the claim
-// rows of the batch's txids, as read in tx.
+// its CRIADA items as built (buildCharges) with their index rows and
+// locations (a claim row another batch left on such a txid is deleted: a
+// claim exists only while its txid has no charge), a claim row of this
+// batch on each NEGADA item's txid (as a batch PUT leaves it, so a
+// re-PUT may create it), and the batch. claims are the claim rows of the
+// batch's txids, as read in tx.
 func (m *Module) commitFresh(tx *store.Tx, ai accountInfo, f *freshLote, claims map[string]store.Alias) error {
 	l := f.l
 	var del []string
@@ -89,27 +131,17 @@ func (m *Module) commitFresh(tx *store.Tx, ai accountInfo, f *freshLote, claims 
 			del = append(del, it.Txid)
 		}
 	}
-	if len(f.creates) > 0 {
-		first, err := allocLocs(tx, len(f.creates))
-		if err != nil {
-			return err
-		}
-		now := l.Created
-		changed := make([]*charge, len(f.creates))
-		for k, c := range f.creates {
-			ch, err := newCharge(ai, kindCobV, l.Items[c.i].Txid, c.in, now, first+int64(k), l.Host, m.locOrderedFrom)
-			if err != nil {
-				return err
-			}
-			ch.LoteID = l.ID
-			changed[k] = ch
-		}
-		if err := tx.DeleteAliases(idxClaim, ai.ID, del); err != nil {
-			return err
-		}
-		if err := m.saveCharges(tx, ai.ID, changed); err != nil {
-			return err
-		}
+	if len(f.docs) != len(f.creates) {
+		return fmt.Errorf("pix: batch %s: %d charges built for %d items", l.ID, len(f.docs), len(f.creates))
+	}
+	if err := tx.DeleteAliases(idxClaim, ai.ID, del); err != nil {
+		return err
+	}
+	if err := m.charges.PutMany(tx, ai.ID, f.docs); err != nil {
+		return err
+	}
+	if err := tx.PutAliases(idxLoc, "", f.locs); err != nil {
+		return err
 	}
 	if err := tx.PutAliases(idxClaim, ai.ID, keep); err != nil {
 		return err

@@ -59,6 +59,9 @@ type Module struct {
 
 	locOrderedFrom int64 // first loc id with an ordered location (seqLocOrdered)
 
+	lmu             sync.Mutex
+	locNext, locEnd int64 // the block of loc ids reserved for batches, next..end (reserveLocs)
+
 	vmu   sync.Mutex
 	views map[*lote][]byte // encoded GET /v2/lotecobv/{id} answers of cached batch values (loteView)
 

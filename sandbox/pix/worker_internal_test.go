@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,4 +201,90 @@ func TestPutLoteNowSameAsWorker(t *testing.T) {
 	if strings.Contains(now.lote, "EM_PROCESSAMENTO") {
 		t.Fatalf("batch still processing: %s", now.lote)
 	}
+}
+
+// Loc ids handed out from blocks (reserveLocs) by two modules over one
+// store (two instances over one database), concurrently and between
+// loc ids taken one at a time in write transactions (allocLocs, as PUT
+// /v2/cobv does), are never handed out twice, and a module made later (a
+// restart) starts after every block reserved before.
+func TestReserveLocsUnique(t *testing.T) {
+	st, err := store.Open(store.Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	newModule := func() *Module {
+		m := &Module{st: st, clk: clock.Real{}, queued: map[task]bool{}}
+		m.initCaches()
+		return m
+	}
+	a, b := newModule(), newModule()
+	var mu sync.Mutex
+	seen := map[int64]string{}
+	take := func(who string, first int64, n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for id := first; id < first+int64(n); id++ {
+			if id <= 0 {
+				t.Errorf("%s: loc id %d", who, id)
+			}
+			if prev, dup := seen[id]; dup {
+				t.Errorf("loc id %d handed out to %s and %s", id, prev, who)
+			}
+			seen[id] = who
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			for i := range 40 {
+				m, who := a, "a"
+				if (g+i)%2 == 1 {
+					m, who = b, "b"
+				}
+				n := 1 + (i*337+g*91)%1000
+				first, err := m.reserveLocs(ctx, n)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				take(who, first, n)
+				if err := st.Tx(ctx, func(tx *store.Tx) error {
+					first, err := allocLocs(tx, 1)
+					if err == nil {
+						take("allocLocs", first, 1)
+					}
+					return err
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var most int64
+	for id := range seen {
+		most = max(most, id)
+	}
+	first, err := newModule().reserveLocs(ctx, 1)
+	if err != nil || first <= most || first <= a.locEnd || first <= b.locEnd {
+		t.Fatalf("after a restart: %d, %v (highest so far %d, blocks to %d and %d)", first, err, most, a.locEnd, b.locEnd)
+	}
+	if len(seen) != 3*40+sumSizes() {
+		t.Fatalf("%d loc ids handed out", len(seen))
+	}
+}
+
+// sumSizes is the loc ids TestReserveLocsUnique takes from blocks.
+func sumSizes() int {
+	n := 0
+	for g := range 3 {
+		for i := range 40 {
+			n += 1 + (i*337+g*91)%1000
+		}
+	}
+	return n
 }
