@@ -62,11 +62,18 @@ func TestDecodeCobVCodes(t *testing.T) {
 		`{"cobs":[{"loc":{"location":"a"},"loc":{"id":2}}]}`,
 		`{"cobs":[{"pixCopiaECola":"` + "\xff\xfe" + `","txid":"1","txid":"2"}]}`,
 		`{"parametros":null,"cobs":[{"x":"\ud800"}]}`,
+		`{"parametros":{"paginacao":{"itensPorPagina":1000000000}},"cobs":[{"txid":"a"}]}`,
+		`{"parametros":{"paginacao":{"itensPorPagina":-5}},"cobs":[{"txid":"a"},{"txid":"b"}]}`,
 	}
 	for _, s := range fast {
 		if !checkCodes(t, []byte(s)) {
 			t.Errorf("%s: not read in one pass", s)
 		}
+	}
+	// The list is made as long as the page says, but not longer than its text could hold.
+	var p CobVCodePage
+	if err := decodeCobVCodes([]byte(`{"parametros":{"paginacao":{"itensPorPagina":1000000000}},"cobs":[{"txid":"a"}]}`), &p); err != nil || cap(p.Cobs) > 2 {
+		t.Errorf("a page saying it holds 10⁹ items: %v, room for %d", err, cap(p.Cobs))
 	}
 	slow := []string{
 		`{"cobs":[{"TXID":"a"}]}`,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"remessa/internal/structfill"
 	"remessa/pipeline/results"
 )
 
@@ -33,37 +34,6 @@ func marshal(t testing.TB, r *results.Row) []byte {
 	return b
 }
 
-// fill sets every field of v (a struct) to something not zero, by
-// reflection, choosing each value with next; slices get n elements.
-func fill(v reflect.Value, n int, next func() string) {
-	for i := range v.NumField() {
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(next())
-		case reflect.Int, reflect.Int64:
-			f.SetInt(int64(len(next())) - 3)
-		case reflect.Bool:
-			f.SetBool(len(next())%2 == 0)
-		case reflect.Slice:
-			s := reflect.MakeSlice(f.Type(), n, n)
-			for k := range n {
-				e := s.Index(k)
-				if e.Kind() == reflect.Struct {
-					fill(e, n, next)
-				} else {
-					e.SetInt(int64(k*1000 - 7))
-				}
-			}
-			f.Set(s)
-		case reflect.Struct:
-			fill(f, n, next)
-		default:
-			panic("fill: " + f.Type().String())
-		}
-	}
-}
-
 // A row written by appendRow has the bytes encoding/json gives it, with
 // every field of results.Row (and of its parcels, shares and problems)
 // set, none, or some; a field added to results.Row and not to appendRow
@@ -78,7 +48,7 @@ func TestAppendRowMatchesEncoder(t *testing.T) {
 			if k == 0 {
 				next = func() string { return "x" } // every field set, no omitempty left out
 			}
-			fill(reflect.ValueOf(&r).Elem(), n, next)
+			structfill.Fill(reflect.ValueOf(&r).Elem(), n, next)
 			if got, want := MarshalRow(&r), marshal(t, &r); !bytes.Equal(got, want) {
 				t.Fatalf("MarshalRow differs from json.Marshal (%d elements)\n got %s\nwant %s", n, got, want)
 			}

@@ -6,36 +6,10 @@ import (
 	"reflect"
 	"testing"
 
+	"remessa/internal/jsonscan"
+	"remessa/internal/structfill"
 	"remessa/pipeline/results"
 )
-
-// fillRow sets every field of v (a struct) by reflection, each value
-// chosen with next; slices get n elements.
-func fillRow(v reflect.Value, n int, next func() string) {
-	for i := range v.NumField() {
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(next())
-		case reflect.Int, reflect.Int64:
-			f.SetInt(int64(len(next())) - 3)
-		case reflect.Bool:
-			f.SetBool(len(next())%2 == 0)
-		case reflect.Slice:
-			s := reflect.MakeSlice(f.Type(), n, n)
-			for k := range n {
-				if e := s.Index(k); e.Kind() == reflect.Struct {
-					fillRow(e, n, next)
-				} else {
-					e.SetInt(int64(k*1000 - 7))
-				}
-			}
-			f.Set(s)
-		default:
-			panic("fillRow: " + f.Type().String())
-		}
-	}
-}
 
 // checkUnmarshalRow fails when unmarshalRow and json.Unmarshal disagree
 // on b (the row, or whether it is an error).
@@ -50,52 +24,46 @@ func checkUnmarshalRow(t *testing.T, b []byte) {
 
 // unmarshalRow decodes what json.Marshal writes of any results.Row (every
 // field set by reflection: a field added to results.Row and not to the
-// decoder fails here) as json.Unmarshal does, in its one pass when it can.
+// decoder fails here) as json.Unmarshal does, all of it in its one pass,
+// strings with escapes too; other text too, in one pass or not.
 func TestUnmarshalRow(t *testing.T) {
-	words := []string{"", "a", "José da Silva", `aspas "e" \barra`, "<b>&</b>", "linha\nnova", "2026-01-31", "00020101021226…6304ABCD"}
+	words := []string{"", "a", "José da Silva", `aspas "e" \barra`, "<b>&</b>", "linha\nnova", "2026-01-31", "00020101021226…6304ABCD", "\u2028 \x01"}
 	rng := rand.New(rand.NewPCG(3, 4))
-	fast := 0
 	for n := range 4 {
 		for k := range 200 {
 			var r results.Row
-			pool := words
-			if k%2 == 1 { // no escapes: read in one pass
-				pool = []string{"", "a", "José da Silva", "2026-01-31", "00020101021226…6304ABCD"}
-			}
-			next := func() string { return pool[rng.IntN(len(pool))] }
+			next := func() string { return words[rng.IntN(len(words))] }
 			if k == 0 {
 				next = func() string { return "xyzw" }
 			}
-			fillRow(reflect.ValueOf(&r).Elem(), n, next)
+			structfill.Fill(reflect.ValueOf(&r).Elem(), n, next)
 			b, err := json.Marshal(&r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkUnmarshalRow(t, b)
-			d := rowDecoder{b: b}
-			var back results.Row
 			var want results.Row
 			if err := json.Unmarshal(b, &want); err != nil {
 				t.Fatal(err)
 			}
-			if d.row(&back) && d.i == len(b) {
-				fast++
-				if !reflect.DeepEqual(back, want) {
-					t.Fatalf("one pass: got %+v\nwant %+v", back, want)
-				}
+			var back results.Row
+			s := jsonscan.New(b)
+			if err := readRow(&s, &back); err != nil || s.End() != nil {
+				t.Fatalf("not read in one pass (%v, %v): %s", err, s.End(), b)
 			}
-			if k == 0 && n > 0 && (d.i != len(b) || !reflect.DeepEqual(back, r)) {
-				t.Fatalf("a row with every field set and no escape was not read in one pass: %s", b)
+			if !reflect.DeepEqual(back, want) {
+				t.Fatalf("one pass: got %+v\nwant %+v", back, want)
+			}
+			if n > 0 && !reflect.DeepEqual(back, r) {
+				t.Fatalf("one pass: got %+v\nmarshalled %+v", back, r)
 			}
 		}
-	}
-	if fast < 100 {
-		t.Errorf("only %d rows read in one pass", fast)
 	}
 	for _, s := range []string{`{}`, `{"index":1,"index":2}`, `{"parcels":[{"number":1}],"parcels":[{"charge_id":2}]}`,
 		`{"split":[],"key":"k"}`, `{"Key":"k"}`, `{"key":null}`, `{"key":"a\u00e9"}`, `{"index":1.0}`, `{"index":01}`,
 		`{"index":-0}`, `{"index":99999999999999999999}`, `{"key":"a"} `, `{"key":"a"}x`, `{"key":"\xff"}`, `{"other":1}`,
-		`{"split":[{"own":true},{"own":false},{"own":tru}]}`, `{"charge_ids":[1,-2,3]}`, `[]`, ``, `{"key":"a"`} {
+		`{"split":[{"own":true},{"own":false},{"own":tru}]}`, `{"charge_ids":[1,-2,3]}`, `[]`, ``, `{"key":"a"`,
+		` { "key" : "\ud83d\ude00" , "index" : 3 } `, `{"key":"\ud800"}`, `{"split":[{"own":null}]}`, `{"parcels":null}`, `{"key":"a\u0000"}`} {
 		checkUnmarshalRow(t, []byte(s))
 	}
 }
@@ -117,5 +85,46 @@ func TestMarshalResIsJSONMarshal(t *testing.T) {
 		if got := marshalRes(r); string(got) != string(want) {
 			t.Errorf("marshalRes %s, json.Marshal %s", got, want)
 		}
+	}
+}
+
+// benchRows are journaled rows as the run writes them: a cobv's
+// description and result, and a carnet of 12 parcels' result.
+func benchRows() map[string][]byte {
+	cobv := results.Row{Index: 41234, SourceRow: 41236, Key: "a3f9c2d1e0b8a7f6", PayerName: "José da Silva Pereira", PayerDoc: "12345678909",
+		Outcome: results.Issued, AmountCents: 12345, DueDate: "2026-12-10", Txid: "rmab12cd34ef56ab78cd90ef12ab341234",
+		PixCopiaECola: "00020101021226830014BR.GOV.BCB.PIX2561127.0.0.1:8080/qr/v2/cobv/0000000000000000000000000000a1b25204000053039865802BR5913Escola Modelo6009SAO PAULO62070503***6304ABCD",
+		Location:      "127.0.0.1:8080/v2/cobv/0000000000000000000000000000a1b2", BatchID: "b-000412"}
+	desc := results.Row{Index: 41234, SourceRow: 41236, Key: "a3f9c2d1e0b8a7f6", PayerName: "José da Silva Pereira", PayerDoc: "12345678909", AmountCents: 12345, DueDate: "2026-12-10"}
+	carnet := results.Row{Index: 7, SourceRow: 9, Key: "k7", PayerName: "Maria Souza", PayerDoc: "98765432100", Outcome: results.Issued,
+		AmountCents: 120000, DueDate: "2027-01-10", CustomID: "mensalidade-7", CarnetID: 9001, Link: "https://sandbox.local/carnet/9001", PDF: "https://sandbox.local/carnet/9001.pdf", Cover: "https://sandbox.local/carnet/9001/cover.pdf"}
+	for i := range 12 {
+		carnet.ChargeIDs = append(carnet.ChargeIDs, int64(50000+i))
+		carnet.Parcels = append(carnet.Parcels, results.Parcel{Number: i + 1, ChargeID: int64(50000 + i), DueDate: "2027-01-10", ValueCents: 10000, Status: "waiting",
+			Barcode: "03399000000000000000000000000000000000000000", Link: "https://sandbox.local/slip/50000", PDF: "https://sandbox.local/slip/50000.pdf"})
+	}
+	out := map[string][]byte{}
+	for name, r := range map[string]*results.Row{"cobv-result": &cobv, "cobv-description": &desc, "carnet-result": &carnet} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			panic(err)
+		}
+		out[name] = b
+	}
+	return out
+}
+
+func BenchmarkUnmarshalRow(b *testing.B) {
+	for _, name := range []string{"cobv-description", "cobv-result", "carnet-result"} {
+		body := benchRows()[name]
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				var r results.Row
+				if err := unmarshalRow(body, &r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
