@@ -58,7 +58,7 @@ func withoutQR(c *Charge) *Charge {
 	return &n
 }
 
-func encodeCharge(_, _ string, c *Charge) ([]byte, error) { return json.Marshal(withoutQR(c)) }
+func encodeCharge(_, _ string, c *Charge) ([]byte, error) { return marshalChargeDoc(withoutQR(c)) }
 
 func encodeCarnet(_, _ string, cn *Carnet) ([]byte, error) {
 	n := *cn
@@ -66,7 +66,7 @@ func encodeCarnet(_, _ string, cn *Carnet) ([]byte, error) {
 	for i, p := range cn.Parcels {
 		n.Parcels[i] = withoutQR(p)
 	}
-	return json.Marshal(&n)
+	return marshalCarnet(&n)
 }
 
 // withQR puts back the QR image of c's slip.

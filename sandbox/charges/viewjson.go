@@ -152,20 +152,7 @@ func appendChargeOut(b []byte, c *chargeOut) []byte {
 	b = appendHistory(b, c.History)
 	if len(c.Shippings) > 0 {
 		b = appendKey(b, "shippings", false)
-		b = append(b, '[')
-		for i := range c.Shippings {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			s := &c.Shippings[i]
-			b = appendStrField(b, "name", s.Name, true)
-			b = appendIntField(b, "value", s.Value, false)
-			if s.PayeeCode != "" {
-				b = appendStrField(b, "payee_code", s.PayeeCode, false)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = appendShippings(b, c.Shippings)
 	}
 	if c.Customer != nil {
 		b = appendKey(b, "customer", false)
