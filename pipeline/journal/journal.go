@@ -455,6 +455,14 @@ func (tx *Tx) Intend(route, target string) (int64, error) {
 	return res.LastInsertId()
 }
 
+// Withdraw removes call seq, journaled as intended and never sent (a run
+// journals a few intents ahead of their calls and withdraws those it does
+// not send when it stops). A call no longer intended is left as it is.
+func (tx *Tx) Withdraw(seq int64) error {
+	_, err := tx.t.Exec(`DELETE FROM calls WHERE seq=? AND state=?`, seq, CallIntended)
+	return wrap(fmt.Sprintf("call %d", seq), err)
+}
+
 // Finish records the outcome of call seq.
 func (tx *Tx) Finish(seq int64, state string, status int, errText string) error {
 	return wrap(fmt.Sprintf("call %d", seq), tx.exec(qFinish, state, status, nullStr(errText), tx.j.stamp(), seq))

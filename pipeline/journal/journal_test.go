@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"remessa/internal/pgtest"
 	"remessa/pipeline/results"
 )
 
@@ -256,5 +257,64 @@ func TestJournalOldFormatResumes(t *testing.T) {
 	var text string
 	if err := j.db.QueryRow(`SELECT typeof(res) || ':' || res FROM rows WHERE idx=0`).Scan(&text); err != nil || text != "text:"+string(v) {
 		t.Fatalf("packed result stored as %.60q (%v), want its JSON text", text, err)
+	}
+}
+
+// TestWithdraw: an intended call withdrawn leaves the journal (not
+// counted for the day's quota); a call with an outcome stays, on both
+// backends.
+func TestWithdraw(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range map[string]func(t *testing.T) *Journal{
+		"sqlite": func(t *testing.T) *Journal {
+			j, err := Create(filepath.Join(t.TempDir(), FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
+		},
+		"postgres": func(t *testing.T) *Journal {
+			j, err := CreatePostgres(ctx, pgtest.DSN(t), "20261126-120000-cafe02")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := open(t)
+			defer j.Close()
+			now := time.Date(2027, 1, 10, 12, 0, 0, 0, time.UTC)
+			j.SetClock(func() time.Time { return now })
+			var seqs [3]int64
+			if err := j.Tx(ctx, func(tx *Tx) error {
+				for i := range seqs {
+					var err error
+					if seqs[i], err = tx.Intend("POST /v1/carnet", fmt.Sprint("rm-", i)); err != nil {
+						return err
+					}
+				}
+				return tx.Finish(seqs[1], CallOK, 200, "")
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Tx(ctx, func(tx *Tx) error {
+				for _, s := range seqs[:2] {
+					if err := tx.Withdraw(s); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			calls, err := j.Calls(ctx)
+			if err != nil || len(calls) != 2 || calls[0].Seq != seqs[1] || calls[0].State != CallOK || calls[1].Seq != seqs[2] || calls[1].State != CallIntended {
+				t.Fatalf("calls after withdrawing %d and %d: %+v %v", seqs[0], seqs[1], calls, err)
+			}
+			if n, err := j.CallsOn(ctx, "POST /v1/carnet", Day(now)); err != nil || n != 2 {
+				t.Fatalf("calls on the day: %d %v", n, err)
+			}
+		})
 	}
 }

@@ -51,6 +51,7 @@ type jrow struct {
 	cobv  json.RawMessage // a cobv batch's row: its request as journaled (req.Cobv stays nil)
 	res   *results.Row    // filled result (nil until the service answered)
 	tries int
+	ahead *intent // its POST's intent, journaled ahead and not sent yet (ahead.go)
 }
 
 type executor struct {
@@ -485,32 +486,8 @@ func (e *executor) halt(se *StopError) { e.stop.CompareAndSwap(nil, se) }
 // journals the call as intended, with extra journal changes in the same
 // transaction.
 func (e *executor) begin(ctx context.Context, route, target string, extra func(*journal.Tx) error) (int64, error) {
-	if se := e.stop.Load(); se != nil {
-		return 0, se
-	}
-	if q := e.quotaFor(route); q > 0 {
-		e.qmu.Lock()
-		day := journal.Day(e.opts.now())
-		if day != e.day {
-			e.day, e.used = day, map[string]int{}
-		}
-		n, ok := e.used[route]
-		if !ok {
-			c, err := e.j.CallsOn(ctx, route, day)
-			if err != nil {
-				e.qmu.Unlock()
-				return 0, err
-			}
-			n = c
-		}
-		if n >= q {
-			e.qmu.Unlock()
-			se := &StopError{Reason: fmt.Sprintf("cota diária de %d requisições da rota %s atingida", q, route), ResumeAt: nextMidnight(e.opts.now())}
-			e.halt(se)
-			return 0, se
-		}
-		e.used[route] = n + 1
-		e.qmu.Unlock()
+	if err := e.reserve(ctx, route, true); err != nil {
+		return 0, err
 	}
 	if e.svc != nil {
 		if err := e.svc.limiter.Wait(ctx, route); err != nil {
@@ -529,6 +506,53 @@ func (e *executor) begin(ctx context.Context, route, target string, extra func(*
 		return nil
 	})
 	return seq, err
+}
+
+// reserve checks that the run goes on and counts one call of route
+// against its daily quota; a quota reached stops the run when halt says.
+func (e *executor) reserve(ctx context.Context, route string, halt bool) error {
+	if se := e.stop.Load(); se != nil {
+		return se
+	}
+	if q := e.quotaFor(route); q > 0 {
+		e.qmu.Lock()
+		day := journal.Day(e.opts.now())
+		if day != e.day {
+			e.day, e.used = day, map[string]int{}
+		}
+		n, ok := e.used[route]
+		if !ok {
+			c, err := e.j.CallsOn(ctx, route, day)
+			if err != nil {
+				e.qmu.Unlock()
+				return err
+			}
+			n = c
+		}
+		if n >= q {
+			e.qmu.Unlock()
+			se := &StopError{Reason: fmt.Sprintf("cota diária de %d requisições da rota %s atingida", q, route), ResumeAt: nextMidnight(e.opts.now())}
+			if halt {
+				e.halt(se)
+			}
+			return se
+		}
+		e.used[route] = n + 1
+		e.qmu.Unlock()
+	}
+	return nil
+}
+
+// unreserve gives back a call reserve counted and the run did not make.
+func (e *executor) unreserve(route string) {
+	if e.quotaFor(route) <= 0 {
+		return
+	}
+	e.qmu.Lock()
+	if e.used[route] > 0 {
+		e.used[route]--
+	}
+	e.qmu.Unlock()
 }
 
 // end journals a call's outcome with extra changes in the same transaction.
@@ -667,6 +691,30 @@ func (e *executor) runPosts(ctx context.Context) error {
 	// them are in flight or queued: memory follows the concurrency, not
 	// the rows
 	window := make(chan struct{}, max(2*pageRows, 8*n))
+	submit := func(r *jrow) {
+		group.Submit(func() {
+			defer func() { <-window }()
+			if e.stopping() {
+				e.withdraw(r)
+				return
+			}
+			if err := e.postRow(ctx, r); err != nil {
+				if se := e.classify(err); se != nil {
+					e.halt(se)
+				} else {
+					e.log.Error().Err(err).Int("row", r.info.SourceRow).Msg("row failed")
+				}
+			}
+			e.prog.row(r.state)
+		})
+	}
+	ah := newAhead(e, n)
+	in := make(chan *jrow)
+	prepared := make(chan struct{})
+	go func() {
+		defer close(prepared)
+		ah.run(ctx, in, submit)
+	}()
 	err := e.eachPage(ctx, e.unit.narrow(journal.Page{After: -1, Not: []string{journal.RowRefused, journal.RowIssued, journal.RowDenied}}), decodeAll,
 		func(rows []*jrow) (bool, error) {
 			for _, r := range rows {
@@ -674,23 +722,12 @@ func (e *executor) runPosts(ctx context.Context) error {
 					return false, nil
 				}
 				window <- struct{}{}
-				group.Submit(func() {
-					defer func() { <-window }()
-					if e.stopping() {
-						return
-					}
-					if err := e.postRow(ctx, r); err != nil {
-						if se := e.classify(err); se != nil {
-							e.halt(se)
-						} else {
-							e.log.Error().Err(err).Int("row", r.info.SourceRow).Msg("row failed")
-						}
-					}
-					e.prog.row(r.state)
-				})
+				in <- r
 			}
 			return !e.stopping(), nil
 		})
+	close(in)
+	<-prepared
 	group.Wait()
 	return err
 }
@@ -741,9 +778,12 @@ func (e *executor) postRow(ctx context.Context, r *jrow) error {
 		if e.opts.StopAfter > 0 && int(e.sent.Load()) >= e.opts.StopAfter {
 			e.halt(&StopError{Reason: "parada pedida (teste)"})
 		}
-		seq, err := e.begin(ctx, route, r.info.CustomID, func(tx *journal.Tx) error {
-			return tx.SetRowAttempt(r.idx, journal.RowSending)
-		})
+		seq, err := e.sendAhead(ctx, r) // its intent journaled ahead (ahead.go)
+		if seq == 0 && err == nil {
+			seq, err = e.begin(ctx, route, r.info.CustomID, func(tx *journal.Tx) error {
+				return tx.SetRowAttempt(r.idx, journal.RowSending)
+			})
+		}
 		if err != nil {
 			return err
 		}
