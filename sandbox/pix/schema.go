@@ -78,6 +78,9 @@ func boolean() *schema { return &schema{kind: kBool} }
 // decodeAny parses body into generic JSON values (numbers kept exact).
 // It rejects trailing data after the value.
 func decodeAny(body []byte) (any, error) {
+	if v, ok := decodeAnyFast(body); ok { // the usual bodies (cobjson_any.go)
+		return v, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
