@@ -50,9 +50,6 @@ type Scanner struct {
 // New returns a Scanner at the start of b.
 func New(b []byte) Scanner { return Scanner{b: b} }
 
-// Offset is the byte offset of the Scanner's position in the text.
-func (s *Scanner) Offset() int { return s.i }
-
 // Rest is the text from the Scanner's position on.
 func (s *Scanner) Rest() []byte { return s.b[s.i:] }
 
@@ -89,32 +86,34 @@ func (s *Scanner) End() error {
 	return nil
 }
 
-// open reads c, the start of an object or array, one level deeper.
-func (s *Scanner) open(c byte, want string) error {
-	if s.Peek() != c {
-		return s.unexpected(want)
+// list reads an object or an array: open, then items separated by
+// commas (item reads each), then close, one level deeper inside.
+func (s *Scanner) list(open, close byte, what, after string, item func() error) error {
+	if s.Peek() != open {
+		return s.unexpected(what)
 	}
 	if s.depth >= MaxDepth {
 		return s.fail("nesting deeper than " + strconv.Itoa(MaxDepth))
 	}
 	s.depth++
 	s.i++
-	return nil
-}
-
-// next reads what follows a member or element: ',' (true) or close
-// (false, one level up).
-func (s *Scanner) next(close byte, want string) (bool, error) {
-	switch s.Peek() {
-	case ',':
-		s.i++
-		return true, nil
-	case close:
-		s.i++
-		s.depth--
-		return false, nil
+	if s.Peek() != close {
+		for {
+			if err := item(); err != nil {
+				return err
+			}
+			if s.Peek() != ',' {
+				break
+			}
+			s.i++
+		}
+		if s.Peek() != close {
+			return s.unexpected(after)
+		}
 	}
-	return false, s.unexpected(want)
+	s.i++
+	s.depth--
+	return nil
 }
 
 // Object reads an object, calling member for each member with its key's
@@ -122,26 +121,19 @@ func (s *Scanner) next(close byte, want string) (bool, error) {
 // refused) and the Scanner at its value, which member must read (Skip
 // reads one it does not want). An error from member is returned as it is.
 func (s *Scanner) Object(member func(key []byte) error) error {
-	if err := s.open('{', "an object"); err != nil {
-		return err
-	}
-	if s.Peek() == '}' {
-		s.i++
-		s.depth--
-		return nil
-	}
-	for {
+	return s.list('{', '}', "an object", "',' or '}' after an object member", func() error {
 		key, err := s.key()
 		if err != nil {
 			return err
 		}
-		if err := member(key); err != nil {
-			return err
-		}
-		if more, err := s.next('}', "',' or '}' after an object member"); !more {
-			return err
-		}
-	}
+		return member(key)
+	})
+}
+
+// Array reads an array, calling elem with the Scanner at each element,
+// which elem must read. An error from elem is returned as it is.
+func (s *Scanner) Array(elem func() error) error {
+	return s.list('[', ']', "an array", "',' or ']' after an array element", elem)
 }
 
 // key reads a member's key and its colon.
@@ -163,27 +155,6 @@ func (s *Scanner) key() ([]byte, error) {
 	}
 	s.i++
 	return raw, nil
-}
-
-// Array reads an array, calling elem with the Scanner at each element,
-// which elem must read. An error from elem is returned as it is.
-func (s *Scanner) Array(elem func() error) error {
-	if err := s.open('[', "an array"); err != nil {
-		return err
-	}
-	if s.Peek() == ']' {
-		s.i++
-		s.depth--
-		return nil
-	}
-	for {
-		if err := elem(); err != nil {
-			return err
-		}
-		if more, err := s.next(']', "',' or ']' after an array element"); !more {
-			return err
-		}
-	}
 }
 
 // Str reads a string and returns its value as encoding/json decodes it.
@@ -416,17 +387,25 @@ func (s *Scanner) Int() (int64, error) {
 			return 0, err
 		}
 		s.i = start
-		return 0, s.fail("a number that is not an integer (" + string(num) + ")")
+		return 0, s.fail("a number that is not an integer (" + clip(num) + ")")
 	}
 	if over || !neg && v == limit {
 		s.i = start
-		return 0, s.fail("an integer out of int64's range (" + string(b[start:i]) + ")")
+		return 0, s.fail("an integer out of int64's range (" + clip(b[start:i]) + ")")
 	}
 	s.i = i
 	if neg {
 		return -int64(v), nil // -(1<<63) is itself
 	}
 	return int64(v), nil
+}
+
+// clip is a number for an error message, its first 40 bytes at most.
+func clip(num []byte) string {
+	if len(num) > 40 {
+		return string(num[:40]) + "…"
+	}
+	return string(num)
 }
 
 // Bool reads true or false.

@@ -70,7 +70,7 @@ func TestInt(t *testing.T) {
 	}{
 		{"9223372036854775808", "an integer out of int64's range (9223372036854775808)", 0},
 		{" -9223372036854775809", "an integer out of int64's range (-9223372036854775809)", 1},
-		{"123456789012345678901234567890", "an integer out of int64's range", 0},
+		{"123456789012345678901234567890123456789012345", "an integer out of int64's range (1234567890123456789012345678901234567890…)", 0},
 		{"1.5", "a number that is not an integer (1.5)", 0},
 		{"1e3", "a number that is not an integer (1e3)", 0},
 		{"-0E+1", "a number that is not an integer (-0E+1)", 0},
@@ -365,27 +365,33 @@ func FuzzDecodeAny(f *testing.F) {
 	f.Fuzz(checkAny)
 }
 
+// checkLike fails when read (a Scanner's method reading a T) and
+// json.Unmarshal into a T disagree on b: a value read differently, or a
+// text read that encoding/json refuses, or refused that encoding/json
+// reads (but null, which encoding/json takes as leaving a T as it is).
+func checkLike[T comparable](t *testing.T, b []byte, read func(*Scanner) (T, error)) {
+	s := New(b)
+	got, err := read(&s)
+	if err == nil {
+		err = s.End()
+	}
+	var want T
+	werr := json.Unmarshal(b, &want)
+	if err == nil && (werr != nil || got != want) {
+		t.Fatalf("%q: got %v, encoding/json %v (%v)", b, got, want, werr)
+	}
+	if first := New(b); err != nil && werr == nil && first.Peek() != 'n' {
+		t.Fatalf("%q: refused (%v), encoding/json reads %v", b, err, want)
+	}
+}
+
 // FuzzStr: a Scanner reads a string exactly as encoding/json does, and
 // every string encoding/json reads.
 func FuzzStr(f *testing.F) {
-	for _, s := range []string{`"a\"\\\/\b\f\n\r\t\u00e9"`, `"\ud83d\ude00\ud800\udc00\udc00\ud800x"`, "\"\xff\xed\xa0\x80é\"", `"` + "\x1f" + `"`} {
+	for _, s := range []string{`"a\"\\\/\b\f\n\r\t\u00e9"`, `"\ud83d\ude00\ud800\udc00\udc00\ud800x"`, "\"\xff\xed\xa0\x80é\"", `"` + "\x1f" + `"`, "null"} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s := New(b)
-		got, err := s.Str()
-		if err == nil {
-			err = s.End()
-		}
-		var want string
-		werr := json.Unmarshal(b, &want)
-		if err == nil && (werr != nil || got != want) {
-			t.Fatalf("%q: got %q, encoding/json %q (%v)", b, got, want, werr)
-		}
-		if err != nil && werr == nil && s.Peek() == '"' {
-			t.Fatalf("%q: refused (%v), encoding/json reads %q", b, err, want)
-		}
-	})
+	f.Fuzz(func(t *testing.T, b []byte) { checkLike(t, b, (*Scanner).Str) })
 }
 
 // FuzzInt: a Scanner reads an integer exactly as encoding/json does into
@@ -394,21 +400,15 @@ func FuzzInt(f *testing.F) {
 	for _, s := range []string{"0", "-0", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "1.0", "1e2", "01", " 12 "} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s := New(b)
-		got, err := s.Int()
-		if err == nil {
-			err = s.End()
-		}
-		var want int64
-		werr := json.Unmarshal(b, &want)
-		if err == nil && (werr != nil || got != want) {
-			t.Fatalf("%q: got %d, encoding/json %d (%v)", b, got, want, werr)
-		}
-		if c := New(b); err != nil && werr == nil && c.Peek() != 'n' {
-			t.Fatalf("%q: refused (%v), encoding/json reads %d", b, err, want)
-		}
-	})
+	f.Fuzz(func(t *testing.T, b []byte) { checkLike(t, b, (*Scanner).Int) })
+}
+
+// FuzzBool: a Scanner reads true and false as encoding/json does.
+func FuzzBool(f *testing.F) {
+	for _, s := range []string{"true", " false ", "tru", "null", "1"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkLike(t, b, (*Scanner).Bool) })
 }
 
 func BenchmarkSkip(b *testing.B) {
