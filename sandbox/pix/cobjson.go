@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -53,14 +54,27 @@ func (l *CobList) appendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// marshalCharge is json.Marshal(c).
+// marshalCharge is json.Marshal(c): written into a scratch buffer, then
+// copied out at its size (the store keeps it until its row is written).
 func marshalCharge(c *charge) ([]byte, error) {
-	b, ok := appendCharge(make([]byte, 0, 1024), c)
+	bp := chargeBufs.Get().(*[]byte)
+	b, ok := appendCharge((*bp)[:0], c)
+	var out []byte
+	if ok {
+		out = append([]byte(nil), b...)
+	}
+	if cap(b) <= 64<<10 {
+		*bp = b[:0]
+		chargeBufs.Put(bp)
+	}
 	if !ok {
 		return json.Marshal(c)
 	}
-	return b, nil
+	return out, nil
 }
+
+// chargeBufs holds marshalCharge's scratch buffers.
+var chargeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // appendCharge appends c's encoding/json encoding to b; false when
 // encoding/json must write it (a time it refuses).
