@@ -115,13 +115,25 @@ var reLoteID = regexp.MustCompile(`^[0-9]{1,18}$`)
 type loteBody struct {
 	descricao *string
 	items     []map[string]any
-	raws      []json.RawMessage
+	raws      []json.RawMessage // each item's request as sent, compacted (fillRaws)
 	txids     []string
+	body      []byte // the request
 }
 
 // parseLoteBody checks the head of a PUT/PATCH body: descricao, 1..1000
-// objects in cobsv, each with a valid and unique txid.
+// objects in cobsv, each with a valid and unique txid; raws are filled.
 func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
+	lb, e := parseLoteHead(body, typ, title)
+	if e != nil {
+		return nil, e
+	}
+	lb.fillRaws()
+	return lb, nil
+}
+
+// parseLoteHead is parseLoteBody without raws (a new batch processed by
+// its PUT needs them only for a denied item: fillRaws then).
+func parseLoteHead(body []byte, typ, title string) (*loteBody, *apiError) {
 	fail := func(vs ...Violacao) *apiError {
 		return problem(http.StatusBadRequest, typ, title, "A requisição do lote não respeita o schema ou está semanticamente errada.", vs)
 	}
@@ -133,7 +145,7 @@ func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
 	if !ok {
 		return nil, fail(Violacao{Razao: "o corpo deve ser um objeto JSON, recebido " + typeName(v)})
 	}
-	lb := &loteBody{}
+	lb := &loteBody{body: body}
 	var vs []Violacao
 	for k, x := range m {
 		switch k {
@@ -198,38 +210,53 @@ func parseLoteBody(body []byte, typ, title string) (*loteBody, *apiError) {
 	if len(vs) > 0 {
 		return nil, fail(vs...)
 	}
-	// Each item's request as sent (compacted), not encoded again from its
-	// map: the body is valid JSON with exactly the keys checked above, so
-	// its cobsv decodes to the same items in the same order. (Readers of a
-	// stored request decode it to a map, so a key sent twice reads as the
-	// map above did: the last one.)
+	return lb, nil
+}
+
+// fillRaws sets lb.raws (once): each item's request as sent (compacted),
+// not encoded again from its map: the body is valid JSON with exactly the
+// keys parseLoteHead checked, so its cobsv decodes to the same items in
+// the same order. (Readers of a stored request decode it to a map, so a
+// key sent twice reads as the map did: the last one.)
+func (lb *loteBody) fillRaws() {
+	if lb.raws != nil {
+		return
+	}
 	var buf bytes.Buffer
-	if json.Compact(&buf, body) == nil {
+	if json.Compact(&buf, lb.body) == nil {
 		if raws, ok := splitCobsv(buf.Bytes()); ok && len(raws) == len(lb.items) {
 			lb.raws = raws
-			return lb, nil
+			return
 		}
+	}
+	// Cannot happen; encode the items as before (with their txid, which
+	// a check of the item deletes from its map).
+	encode := func(i int) json.RawMessage {
+		item := lb.items[i]
+		if _, ok := item["txid"]; !ok {
+			item["txid"] = lb.txids[i]
+		}
+		raw, _ := json.Marshal(item)
+		return raw
 	}
 	var split struct {
 		Cobsv []json.RawMessage `json:"cobsv"`
 	}
-	if err := json.Unmarshal(body, &split); err != nil || len(split.Cobsv) != len(lb.items) {
-		for _, item := range lb.items { // cannot happen; encode them as before
-			raw, _ := json.Marshal(item)
-			lb.raws = append(lb.raws, raw)
+	lb.raws = make([]json.RawMessage, len(lb.items))
+	if err := json.Unmarshal(lb.body, &split); err != nil || len(split.Cobsv) != len(lb.items) {
+		for i := range lb.items {
+			lb.raws[i] = encode(i)
 		}
-		return lb, nil
+		return
 	}
-	lb.raws = make([]json.RawMessage, len(split.Cobsv))
 	for i, raw := range split.Cobsv {
 		buf.Reset()
 		if json.Compact(&buf, raw) != nil {
-			lb.raws[i], _ = json.Marshal(lb.items[i])
+			lb.raws[i] = encode(i)
 			continue
 		}
 		lb.raws[i] = bytes.Clone(buf.Bytes())
 	}
-	return lb, nil
 }
 
 // splitCobsv returns the elements of the array under the key "cobsv" of
@@ -341,7 +368,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O id do lote deve ser um inteiro positivo.", []Violacao{{Razao: "id deve ser um inteiro (int64)", Propriedade: "id", Valor: id}})
 	}
 	id = canonicalID(id)
-	lb, e := parseLoteBody(body, tLoteInvalido, titleLote)
+	lb, e := parseLoteHead(body, tLoteInvalido, titleLote)
 	if e != nil {
 		return e
 	}
@@ -367,6 +394,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		}
 	}
 	if now1 == nil {
+		lb.fillRaws()
 		fresh = &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
 		if lb.descricao != nil {
 			fresh.Descricao = *lb.descricao
@@ -462,6 +490,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		}
 		var l *lote
 		if old != nil {
+			lb.fillRaws() // (a batch committed since putLote looked)
 			cp := *old
 			l = &cp
 			l.Items = make([]*loteItem, len(old.Items))

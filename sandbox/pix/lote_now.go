@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"remessa/sandbox/store"
@@ -44,7 +45,7 @@ type freshItem struct {
 // other batch and no charge holds its txids: CRIADA or NEGADA with its
 // problema, each at now.
 func prepareFresh(ai accountInfo, id, host string, lb *loteBody, now time.Time) (*freshLote, error) {
-	if len(lb.items) != len(lb.txids) || len(lb.raws) != len(lb.txids) {
+	if len(lb.items) != len(lb.txids) || (lb.raws != nil && len(lb.raws) != len(lb.txids)) {
 		return nil, fmt.Errorf("pix: batch %s: %d items, %d requests, %d txids", id, len(lb.items), len(lb.raws), len(lb.txids))
 	}
 	l := &lote{ID: id, Created: now, Host: host, Items: make([]*loteItem, len(lb.txids))}
@@ -55,9 +56,17 @@ func prepareFresh(ai accountInfo, id, host string, lb *loteBody, now time.Time) 
 	for i, t := range lb.txids {
 		it := &loteItem{Txid: t, Criacao: now}
 		l.Items[i] = it
-		in, vs := checkCobRaw(lb.raws[i], lb.items[i], cobvItemS, kindCobV, fmt.Sprintf("cobsv[%d]", i), ai.ownsKey)
+		// The request's bytes are not needed to check it (checkCobRaw reads
+		// the map, or encodes it again: the same struct), only to keep a
+		// denied item's request (fillRaws then, from the body).
+		var raw []byte
+		if lb.raws != nil {
+			raw = lb.raws[i]
+		}
+		in, vs := checkCobRaw(raw, lb.items[i], cobvItemS, kindCobV, "cobsv["+strconv.Itoa(i)+"]", ai.ownsKey)
 		if len(vs) > 0 {
 			// As processLote's deny: the request stays with the item.
+			lb.fillRaws()
 			it.Status, it.Problema, it.Req = ItemNegada, itemProblem(vs), lb.raws[i]
 			continue
 		}

@@ -111,7 +111,7 @@ func TestPutLoteNowSameAsWorker(t *testing.T) {
 	body := `{"descricao":"Mensalidades","cobsv":[` + strings.Join([]string{
 		item(1, `,"devedor":{"cpf":"52998224725","nome":"Fulano"}`),
 		item(2, `,"devedor":{"cpf":"52998224725","nome":"A"},"devedor":{"cnpj":"12ABC34501DE35","nome":"B"}`),
-		item(3, `,"devedor":{"cpf":"111","nome":"Inválido"}`),
+		item(3, `, "devedor" : { "cpf": "111",`+"\n\t"+`"nome":"Inválido" }`),
 		strings.Replace(item(4, `,"devedor":{"cpf":"52998224725","nome":"Fulano"}`), "KEY", "outra@example.com", 1),
 		item(9, `,"devedor":{"cpf":"52998224725","nome":"Agora válido"}`),
 	}, ",") + `]}`
