@@ -155,11 +155,14 @@ var sizers = sync.Pool{New: func() any {
 // CobvBytes is the size of a cobv creation request inside a batch body,
 // counting a derived txid at its longest (35 characters).
 func CobvBytes(c *CobvRequest) int {
-	e := sizers.Get().(*jsonSizer)
-	e.n = 0
-	e.enc.Encode(c)
-	n := e.n - 1 // Encode ends with a newline Marshal does not write
-	sizers.Put(e)
+	n, ok := cobvSize(c)
+	if !ok {
+		e := sizers.Get().(*jsonSizer)
+		e.n = 0
+		e.enc.Encode(c)
+		n = e.n - 1 // Encode ends with a newline Marshal does not write
+		sizers.Put(e)
+	}
 	if c.Txid == "" {
 		n += len(`,"txid":""`) + 35
 	}
