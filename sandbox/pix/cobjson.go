@@ -18,10 +18,10 @@ import (
 // any version and answers do not change. A string with anything to escape
 // is handed to encoding/json itself (appendJSONString); a time
 // encoding/json would refuse makes the whole value go through
-// encoding/json, which gives the same error. cobjson_test.go fills every
-// field of every struct by reflection and compares with encoding/json (a
-// field added later and not written here fails it) and fuzzes the same
-// comparison.
+// encoding/json, which gives the same error. cobjson_internal_test.go
+// fills every field of every struct by reflection and compares with
+// encoding/json (a field added later and not written here fails it) and
+// fuzzes the same comparison.
 
 // appendJSON appends c's encoding/json encoding to b.
 func (c *Cob) appendJSON(b []byte) ([]byte, error) {
