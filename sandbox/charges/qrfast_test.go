@@ -147,3 +147,37 @@ func TestTranspose64(t *testing.T) {
 		}
 	}
 }
+
+// TestQRMemo: a document read back gets qrImage's image, the second
+// read from the memo, and the memo stays bounded.
+func TestQRMemo(t *testing.T) {
+	contents := qrTestContents(t)[:150]
+	for _, c := range contents {
+		want, err := qrImage(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			ch := &Charge{ID: 1, Payment: &Payment{Billet: &Billet{BRCode: c}}}
+			raw, err := marshalChargeDoc(ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := decodeCharge("", "", raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Payment.Billet.QRImage != want {
+				t.Fatalf("%q: decoded image differs from qrImage", c)
+			}
+		}
+	}
+	for i := 0; i < 3*qrMemoMax; i++ {
+		if _, err := qrMemo.image(fmt.Sprintf("memo test %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := qrMemo.len(); n > 2*qrMemoMax {
+		t.Fatalf("memo holds %d images, more than 2×%d", n, qrMemoMax)
+	}
+}

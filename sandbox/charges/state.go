@@ -69,12 +69,12 @@ func encodeCarnet(_, _ string, cn *Carnet) ([]byte, error) {
 	return marshalCarnet(&n)
 }
 
-// withQR puts back the QR image of c's slip.
+// withQR puts back the QR image of c's slip (qrMemo's).
 func withQR(c *Charge) error {
 	if c == nil || c.Payment == nil || c.Payment.Billet == nil || c.Payment.Billet.QRImage != "" || c.Payment.Billet.BRCode == "" {
 		return nil
 	}
-	img, err := qrImage(c.Payment.Billet.BRCode)
+	img, err := qrMemo.image(c.Payment.Billet.BRCode)
 	if err != nil {
 		return fmt.Errorf("charges: QR image of %d: %w", c.ID, err)
 	}
