@@ -42,13 +42,23 @@ func (e *SyntaxError) Error() string {
 // (or checks one token) after any white space, and leaves the Scanner
 // after it. After an error the Scanner's position is unspecified.
 type Scanner struct {
-	b     []byte
-	i     int
-	depth int
+	b      []byte
+	i      int
+	depth  int
+	shared bool   // Str returns substrings of text
+	text   string // string(b), when shared
 }
 
 // New returns a Scanner at the start of b.
 func New(b []byte) Scanner { return Scanner{b: b} }
+
+// NewShared returns a Scanner at the start of b whose Str returns a
+// string without escapes as a substring of one copy of b, made here: one
+// allocation for all of the text's strings instead of one each, at the
+// price of the whole copy staying in memory while any of them does. It
+// suits a small text whose strings are kept together (a journaled row),
+// not a large one of which little is kept.
+func NewShared(b []byte) Scanner { return Scanner{b: b, shared: true, text: string(b)} }
 
 // Rest is the text from the Scanner's position on.
 func (s *Scanner) Rest() []byte { return s.b[s.i:] }
@@ -168,6 +178,9 @@ func (s *Scanner) Str() (string, error) {
 	}
 	if esc || wide && !utf8.Valid(raw) {
 		return string(unquote(raw)), nil
+	}
+	if s.shared {
+		return s.text[s.i-1-len(raw) : s.i-1], nil
 	}
 	return string(raw), nil
 }

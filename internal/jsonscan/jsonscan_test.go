@@ -50,6 +50,47 @@ func TestStrEscapes(t *testing.T) {
 	}
 }
 
+// NewShared's Scanner reads what New's does, its strings without escapes
+// all in one allocation.
+func TestShared(t *testing.T) {
+	b := []byte(`{"a":"uma","b":["dois","","tr\u00eas","ação","\ud83d\ude00"],"c":"\n"}`)
+	read := func(s *Scanner) []string {
+		var out []string
+		err := s.Object(func(key []byte) error {
+			if string(key) == "b" {
+				return s.Array(func() error {
+					v, err := s.Str()
+					out = append(out, v)
+					return err
+				})
+			}
+			v, err := s.Str()
+			out = append(out, v)
+			return err
+		})
+		if err != nil || s.End() != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := []string{"uma", "dois", "", "três", "ação", "😀", "\n"}
+	for _, s := range []Scanner{New(b), NewShared(b)} {
+		if got := read(&s); !reflect.DeepEqual(got, want) {
+			t.Errorf("shared %v: got %q, want %q", s.shared, got, want)
+		}
+	}
+	plain := []byte(`["one","two","three","four"]`)
+	count := func(mk func([]byte) Scanner) float64 {
+		return testing.AllocsPerRun(50, func() {
+			s := mk(plain)
+			_ = s.Array(func() error { _, err := s.Str(); return err })
+		})
+	}
+	if n, m := count(New), count(NewShared); n != 4 || m != 1 {
+		t.Errorf("allocations for 4 strings: %v with New, %v with NewShared; want 4 and 1", n, m)
+	}
+}
+
 func TestInt(t *testing.T) {
 	for _, c := range []struct {
 		in   string
@@ -271,10 +312,10 @@ func TestObjectArray(t *testing.T) {
 }
 
 // decodeAny decodes b as json.Unmarshal does into an any, with a
-// Scanner; keys that are not valid UTF-8 it refuses (encoding/json would
-// replace their bytes).
+// Scanner from NewShared (FuzzStr fuzzes New's); keys that are not valid
+// UTF-8 it refuses (encoding/json would replace their bytes).
 func decodeAny(b []byte) (any, error) {
-	s := New(b)
+	s := NewShared(b)
 	v, err := anyValue(&s)
 	if err == nil {
 		err = s.End()
