@@ -122,6 +122,37 @@ func TestCobvSize(t *testing.T) {
 	}
 }
 
+// TestAppendCobvJSON: on random requests, AppendCobvJSON writes
+// json.Marshal's bytes after what dst held whenever it says ok, says ok
+// for the plain ones, and leaves dst as it was otherwise.
+func TestAppendCobvJSON(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(8, 21))
+	for i := range 20000 {
+		var c CobvRequest
+		parts := sizeParts
+		if i%2 == 0 {
+			parts = sizeParts[:10]
+		}
+		fillRandom(rnd, reflect.ValueOf(&c).Elem(), parts)
+		want, err := json.Marshal(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := AppendCobvJSON([]byte(`{"cobv":`), &c)
+		switch {
+		case ok && string(got) != `{"cobv":`+string(want):
+			t.Fatalf("AppendCobvJSON\n%s\njson.Marshal\n%s", got, want)
+		case !ok && string(got) != `{"cobv":`:
+			t.Fatalf("not ok, dst became %s", got)
+		case i%2 == 0 && !ok:
+			t.Fatalf("a plain request not written: %s", want)
+		}
+		if n, sok := cobvSize(&c); sok != ok || ok && n != len(want) {
+			t.Fatalf("cobvSize %d %v, AppendCobvJSON %v, %d bytes", n, sok, ok, len(want))
+		}
+	}
+}
+
 // FuzzCobvSize: whatever the strings, cobvSize agrees with json.Marshal
 // or leaves the request to the encoder.
 func FuzzCobvSize(f *testing.F) {
@@ -136,11 +167,15 @@ func FuzzCobvSize(f *testing.F) {
 		if n, ok := cobvSize(&c); ok && n != len(b) {
 			t.Fatalf("cobvSize %d, json.Marshal %d bytes: %s", n, len(b), b)
 		}
+		if w, ok := AppendCobvJSON(nil, &c); ok && string(w) != string(b) {
+			t.Fatalf("AppendCobvJSON\n%s\njson.Marshal\n%s", w, b)
+		}
 	})
 }
 
 // BenchmarkCobvBytes sizes a cobv request of a plain row: counted
-// (cobvSize) and encoded (what CobvBytes did for every row before).
+// (cobvSize) and encoded (what CobvBytes did for every row before); and
+// writes it: AppendCobvJSON and json.Marshal (a run's seed before).
 //
 //	go test -run '^$' -bench CobvBytes ./pipeline/
 func BenchmarkCobvBytes(b *testing.B) {
@@ -159,6 +194,17 @@ func BenchmarkCobvBytes(b *testing.B) {
 			e.n = 0
 			e.enc.Encode(c)
 			sizers.Put(e)
+		}
+	})
+	buf := make([]byte, 0, 1024)
+	b.Run("AppendCobvJSON", func(b *testing.B) {
+		for b.Loop() {
+			AppendCobvJSON(buf[:0], c)
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		for b.Loop() {
+			json.Marshal(c)
 		}
 	})
 }

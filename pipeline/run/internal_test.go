@@ -249,3 +249,32 @@ issue:
 		}
 	}
 }
+
+// TestMarshalReq: a row's request is journaled as json.Marshal writes it,
+// a cobv's written by hand when it and its split key are plain and by
+// encoding/json otherwise.
+func TestMarshalReq(t *testing.T) {
+	cobv := func(nome string) *pipeline.CobvRequest {
+		return &pipeline.CobvRequest{Calendario: pipeline.Calendario{DataDeVencimento: "2027-01-15", ValidadeAposVencimento: 30},
+			Txid: "abcdefghijklmnopqrstuvwxyz012345678", Devedor: pipeline.Devedor{CPF: "52998224725", Nome: nome},
+			Valor: pipeline.CobvValor{Original: "150.00", Multa: &pipeline.Modalidade{Modalidade: 2, ValorPerc: "2.00"}},
+			Chave: "financeiro@example.com", SolicitacaoPagador: "Associado K1"}
+	}
+	for i, r := range []rowReq{
+		{Cobv: cobv("João")},
+		{Cobv: cobv("João"), SplitKey: "a1b2|80%"},
+		{Cobv: cobv("João"), SplitKey: "a<b"},
+		{Cobv: cobv("Zé & Filhos")},
+		{Cobv: cobv("Ana\u2028"), SplitKey: "k"},
+		{Slip: &pipeline.SlipRequest{}},
+		{},
+	} {
+		want, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := marshalReq(&r); string(got) != string(want) {
+			t.Errorf("request %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}

@@ -483,8 +483,23 @@ func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string
 		}
 	}
 	info = reports.MarshalRow(&row)
-	req, _ = json.Marshal(r)
+	req = marshalReq(&r)
 	return info, req, splitKey, split
+}
+
+// marshalReq is json.Marshal(r), a cobv's written without reflection
+// (pipeline.AppendCobvJSON) when its strings and its split key are plain.
+func marshalReq(r *rowReq) []byte {
+	if r.Cobv != nil && r.Carnet == nil && r.Slip == nil && pipeline.JSONPlain(r.SplitKey) {
+		if b, ok := pipeline.AppendCobvJSON(append(make([]byte, 0, 640), `{"cobv":`...), r.Cobv); ok {
+			if r.SplitKey != "" {
+				b = append(append(append(b, `,"split_key":"`...), r.SplitKey...), '"')
+			}
+			return append(b, '}')
+		}
+	}
+	b, _ := json.Marshal(r)
+	return b
 }
 
 // CustomID is the deterministic metadata.custom_id of a row: the run id and
