@@ -1,7 +1,7 @@
 // Package jsonscan reads JSON text token by token in one pass, for the
 // hand-written readers that decode a few known shapes faster than
 // encoding/json does (api's page of cobv codes, pipeline/run's journaled
-// rows): a reader walks the text with a Scanner and keeps only its own
+// rows, the sandbox's generic decoding of request bodies): a reader walks the text with a Scanner and keeps only its own
 // mapping of members to fields.
 //
 // A Scanner checks the text as it reads it, by RFC 8259 as encoding/json
