@@ -3,6 +3,8 @@ package charges
 import (
 	"encoding/json"
 	"time"
+
+	"remessa/internal/jsonw"
 )
 
 // The stored documents (a carnet with its parcels, a standalone charge)
@@ -32,23 +34,14 @@ func marshalChargeDoc(c *Charge) ([]byte, error) {
 	return b, nil
 }
 
-// appendTime appends t as encoding/json writes it (RFC 3339 with
-// nanoseconds); *ok becomes false when encoding/json would refuse it.
+// appendTime appends t as encoding/json writes it; *ok becomes false
+// when encoding/json would refuse it.
 func appendTime(b []byte, t time.Time, ok *bool) []byte {
-	b = append(b, '"')
-	n0 := len(b)
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	switch {
-	case len(b) < n0+5 || b[n0+4] != '-': // the year must be 4 digits
+	b, good := jsonw.AppendTime(b, t)
+	if !good {
 		*ok = false
-	case b[len(b)-1] != 'Z':
-		c := b[len(b)-len("Z07:00")]
-		h := 10*int(b[len(b)-5]-'0') + int(b[len(b)-4]-'0')
-		if ('0' <= c && c <= '9') || h >= 24 {
-			*ok = false
-		}
 	}
-	return append(b, '"')
+	return b
 }
 
 func appendTimeField(b []byte, key string, t time.Time, ok *bool) []byte {

@@ -1,12 +1,11 @@
 package charges
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
+	"remessa/internal/jsonw"
 	"remessa/sandbox/httpx"
 )
 
@@ -17,7 +16,7 @@ import (
 // (fields in declaration order, omitempty as encoding/json reads it,
 // strings escaped as it escapes them, HTML characters included): a string
 // with anything to escape is handed to encoding/json itself
-// (appendJSONString), and a value this file does not know (a parcel
+// (jsonw.AppendString), and a value this file does not know (a parcel
 // number that is neither a string nor an int) sends the whole answer
 // through encoding/json. viewjson_test.go fills every field of every view
 // by reflection, at random, and compares with encoding/json: a field added
@@ -55,45 +54,6 @@ func writeCarnet(w http.ResponseWriter, v *carnetOut) {
 	writeV1Data(w, v, func(b []byte) ([]byte, bool) { return appendCarnetOut(b, v) })
 }
 
-// jsonPlain marks the bytes encoding/json writes as they are inside a
-// string: printable ASCII but '"', '\\' and the HTML characters <, >, &.
-var jsonPlain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = true
-	}
-	for _, c := range `"\<>&` {
-		t[c] = false
-	}
-	return t
-}()
-
-// appendJSONString appends s as encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		if jsonPlain[s[i]] {
-			i++
-			continue
-		}
-		if s[i] < utf8.RuneSelf {
-			return appendJSONStringSlow(b, s)
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			return appendJSONStringSlow(b, s)
-		}
-		i += size
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// appendJSONStringSlow is appendJSONString by encoding/json.
-func appendJSONStringSlow(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
-}
-
 // appendKey appends `,"key":`, or `{"key":` for the first key of an
 // object.
 func appendKey(b []byte, key string, first bool) []byte {
@@ -108,7 +68,7 @@ func appendKey(b []byte, key string, first bool) []byte {
 }
 
 func appendStrField(b []byte, key, v string, first bool) []byte {
-	return appendJSONString(appendKey(b, key, first), v)
+	return jsonw.AppendString(appendKey(b, key, first), v)
 }
 
 func appendIntField(b []byte, key string, v int64, first bool) []byte {
@@ -120,7 +80,7 @@ func appendStrPtrField(b []byte, key string, v *string) []byte {
 	if v == nil {
 		return append(b, "null"...)
 	}
-	return appendJSONString(b, *v)
+	return jsonw.AppendString(b, *v)
 }
 
 func appendIntPtrField(b []byte, key string, v *int64) []byte {
@@ -394,7 +354,7 @@ func appendCarnetOut(b []byte, cn *carnetOut) ([]byte, bool) {
 			b = appendKey(b, "parcel", false)
 			switch v := p.Parcel.(type) {
 			case string:
-				b = appendJSONString(b, v)
+				b = jsonw.AppendString(b, v)
 			case int:
 				b = strconv.AppendInt(b, int64(v), 10)
 			default:

@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"remessa/internal/jsonw"
 )
 
 // The charges' JSON (the stored document of a cob or cobv and the answers
@@ -16,7 +17,7 @@ import (
 // value (fields in declaration order, omitempty as encoding/json reads
 // it, strings escaped with escapeHTML): stored documents stay readable by
 // any version and answers do not change. A string with anything to escape
-// is handed to encoding/json itself (appendJSONString); a time
+// is handed to encoding/json itself (jsonw.AppendString); a time
 // encoding/json would refuse makes the whole value go through
 // encoding/json, which gives the same error. cobjson_internal_test.go
 // fills every field of every struct by reflection and compares with
@@ -80,14 +81,14 @@ var chargeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return 
 // encoding/json must write it (a time it refuses).
 func appendCharge(b []byte, c *charge) ([]byte, bool) {
 	b = append(b, `{"kind":`...)
-	b = appendJSONString(b, c.Kind)
+	b = jsonw.AppendString(b, c.Kind)
 	if c.LoteID != "" {
 		b = append(b, `,"loteId":`...)
-		b = appendJSONString(b, c.LoteID)
+		b = jsonw.AppendString(b, c.LoteID)
 	}
 	if c.SplitID != "" {
 		b = append(b, `,"splitId":`...)
-		b = appendJSONString(b, c.SplitID)
+		b = jsonw.AppendString(b, c.SplitID)
 	}
 	if c.SplitRev != 0 {
 		b = append(b, `,"splitRevisao":`...)
@@ -106,7 +107,7 @@ func appendCharge(b []byte, c *charge) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, s)
+			b = jsonw.AppendString(b, s)
 		}
 		b = append(b, ']')
 	}
@@ -116,7 +117,7 @@ func appendCharge(b []byte, c *charge) ([]byte, bool) {
 	}
 	if c.Host != "" {
 		b = append(b, `,"host":`...)
-		b = appendJSONString(b, c.Host)
+		b = jsonw.AppendString(b, c.Host)
 	}
 	b = append(b, `,"body":`...)
 	b = appendCob(b, &c.Body)
@@ -140,7 +141,7 @@ func (o *jsonObj) str(b []byte, key, v string) []byte {
 	if v == "" {
 		return b
 	}
-	return appendJSONString(o.key(b, key), v)
+	return jsonw.AppendString(o.key(b, key), v)
 }
 
 func (o *jsonObj) close(b []byte) []byte {
@@ -164,28 +165,28 @@ func appendCob(b []byte, c *Cob) []byte {
 	}
 	b = o.close(b)
 	b = append(b, `,"txid":`...)
-	b = appendJSONString(b, c.Txid)
+	b = jsonw.AppendString(b, c.Txid)
 	b = append(b, `,"revisao":`...)
 	b = strconv.AppendInt(b, int64(c.Revisao), 10)
 	if l := c.Loc; l != nil {
 		b = append(b, `,"loc":{"id":`...)
 		b = strconv.AppendInt(b, l.ID, 10)
 		b = append(b, `,"location":`...)
-		b = appendJSONString(b, l.Location)
+		b = jsonw.AppendString(b, l.Location)
 		b = append(b, `,"tipoCob":`...)
-		b = appendJSONString(b, l.TipoCob)
+		b = jsonw.AppendString(b, l.TipoCob)
 		if l.Criacao != "" {
 			b = append(b, `,"criacao":`...)
-			b = appendJSONString(b, l.Criacao)
+			b = jsonw.AppendString(b, l.Criacao)
 		}
 		b = append(b, '}')
 	}
 	if c.Location != "" {
 		b = append(b, `,"location":`...)
-		b = appendJSONString(b, c.Location)
+		b = jsonw.AppendString(b, c.Location)
 	}
 	b = append(b, `,"status":`...)
-	b = appendJSONString(b, c.Status)
+	b = jsonw.AppendString(b, c.Status)
 	if c.Devedor != nil {
 		b = appendPessoa(append(b, `,"devedor":`...), c.Devedor)
 	}
@@ -194,10 +195,10 @@ func appendCob(b []byte, c *Cob) []byte {
 	}
 	b = appendValor(append(b, `,"valor":`...), &c.Valor)
 	b = append(b, `,"chave":`...)
-	b = appendJSONString(b, c.Chave)
+	b = jsonw.AppendString(b, c.Chave)
 	if c.SolicitacaoPagador != "" {
 		b = append(b, `,"solicitacaoPagador":`...)
-		b = appendJSONString(b, c.SolicitacaoPagador)
+		b = jsonw.AppendString(b, c.SolicitacaoPagador)
 	}
 	if len(c.InfoAdicionais) > 0 {
 		b = append(b, `,"infoAdicionais":[`...)
@@ -206,16 +207,16 @@ func appendCob(b []byte, c *Cob) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"nome":`...)
-			b = appendJSONString(b, c.InfoAdicionais[i].Nome)
+			b = jsonw.AppendString(b, c.InfoAdicionais[i].Nome)
 			b = append(b, `,"valor":`...)
-			b = appendJSONString(b, c.InfoAdicionais[i].Valor)
+			b = jsonw.AppendString(b, c.InfoAdicionais[i].Valor)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
 	if c.PixCopiaECola != "" {
 		b = append(b, `,"pixCopiaECola":`...)
-		b = appendJSONString(b, c.PixCopiaECola)
+		b = jsonw.AppendString(b, c.PixCopiaECola)
 	}
 	if len(c.Pix) > 0 {
 		b = append(b, `,"pix":[`...)
@@ -252,13 +253,13 @@ func appendModalidade(b []byte, key string, m *Modalidade) []byte {
 	b = append(b, `{"modalidade":`...)
 	b = strconv.AppendInt(b, int64(m.Modalidade), 10)
 	b = append(b, `,"valorPerc":`...)
-	b = appendJSONString(b, m.ValorPerc)
+	b = jsonw.AppendString(b, m.ValorPerc)
 	return append(b, '}')
 }
 
 func appendValor(b []byte, v *Valor) []byte {
 	b = append(b, `{"original":`...)
-	b = appendJSONString(b, v.Original)
+	b = jsonw.AppendString(b, v.Original)
 	if v.ModalidadeAlteracao != nil {
 		b = append(b, `,"modalidadeAlteracao":`...)
 		b = strconv.AppendInt(b, int64(*v.ModalidadeAlteracao), 10)
@@ -271,7 +272,7 @@ func appendValor(b []byte, v *Valor) []byte {
 		b = strconv.AppendInt(b, int64(d.Modalidade), 10)
 		if d.ValorPerc != "" {
 			b = append(b, `,"valorPerc":`...)
-			b = appendJSONString(b, d.ValorPerc)
+			b = jsonw.AppendString(b, d.ValorPerc)
 		}
 		if len(d.DescontoDataFixa) > 0 {
 			b = append(b, `,"descontoDataFixa":[`...)
@@ -280,9 +281,9 @@ func appendValor(b []byte, v *Valor) []byte {
 					b = append(b, ',')
 				}
 				b = append(b, `{"data":`...)
-				b = appendJSONString(b, d.DescontoDataFixa[i].Data)
+				b = jsonw.AppendString(b, d.DescontoDataFixa[i].Data)
 				b = append(b, `,"valorPerc":`...)
-				b = appendJSONString(b, d.DescontoDataFixa[i].ValorPerc)
+				b = jsonw.AppendString(b, d.DescontoDataFixa[i].ValorPerc)
 				b = append(b, '}')
 			}
 			b = append(b, ']')
@@ -294,22 +295,22 @@ func appendValor(b []byte, v *Valor) []byte {
 
 func appendRecebido(b []byte, p *Recebido) []byte {
 	b = append(b, `{"endToEndId":`...)
-	b = appendJSONString(b, p.EndToEndID)
+	b = jsonw.AppendString(b, p.EndToEndID)
 	if p.Txid != "" {
 		b = append(b, `,"txid":`...)
-		b = appendJSONString(b, p.Txid)
+		b = jsonw.AppendString(b, p.Txid)
 	}
 	b = append(b, `,"valor":`...)
-	b = appendJSONString(b, p.Valor)
+	b = jsonw.AppendString(b, p.Valor)
 	if p.Chave != "" {
 		b = append(b, `,"chave":`...)
-		b = appendJSONString(b, p.Chave)
+		b = jsonw.AppendString(b, p.Chave)
 	}
 	b = append(b, `,"horario":`...)
-	b = appendJSONString(b, p.Horario)
+	b = jsonw.AppendString(b, p.Horario)
 	if p.InfoPagador != "" {
 		b = append(b, `,"infoPagador":`...)
-		b = appendJSONString(b, p.InfoPagador)
+		b = jsonw.AppendString(b, p.InfoPagador)
 	}
 	if len(p.Devolucoes) > 0 {
 		b = append(b, `,"devolucoes":[`...)
@@ -326,50 +327,50 @@ func appendRecebido(b []byte, p *Recebido) []byte {
 
 func appendDevolucao(b []byte, d *Devolucao) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, d.ID)
+	b = jsonw.AppendString(b, d.ID)
 	b = append(b, `,"rtrId":`...)
-	b = appendJSONString(b, d.RtrID)
+	b = jsonw.AppendString(b, d.RtrID)
 	b = append(b, `,"valor":`...)
-	b = appendJSONString(b, d.Valor)
+	b = jsonw.AppendString(b, d.Valor)
 	if d.Natureza != "" {
 		b = append(b, `,"natureza":`...)
-		b = appendJSONString(b, d.Natureza)
+		b = jsonw.AppendString(b, d.Natureza)
 	}
 	if d.Descricao != "" {
 		b = append(b, `,"descricao":`...)
-		b = appendJSONString(b, d.Descricao)
+		b = jsonw.AppendString(b, d.Descricao)
 	}
 	b = append(b, `,"horario":{"solicitacao":`...)
-	b = appendJSONString(b, d.Horario.Solicitacao)
+	b = jsonw.AppendString(b, d.Horario.Solicitacao)
 	if d.Horario.Liquidacao != "" {
 		b = append(b, `,"liquidacao":`...)
-		b = appendJSONString(b, d.Horario.Liquidacao)
+		b = jsonw.AppendString(b, d.Horario.Liquidacao)
 	}
 	b = append(b, `},"status":`...)
-	b = appendJSONString(b, d.Status)
+	b = jsonw.AppendString(b, d.Status)
 	if d.Motivo != "" {
 		b = append(b, `,"motivo":`...)
-		b = appendJSONString(b, d.Motivo)
+		b = jsonw.AppendString(b, d.Motivo)
 	}
 	return append(b, '}')
 }
 
 func appendParametros(b []byte, p *Parametros) []byte {
 	b = append(b, `{"inicio":`...)
-	b = appendJSONString(b, p.Inicio)
+	b = jsonw.AppendString(b, p.Inicio)
 	b = append(b, `,"fim":`...)
-	b = appendJSONString(b, p.Fim)
+	b = jsonw.AppendString(b, p.Fim)
 	if p.CPF != "" {
 		b = append(b, `,"cpf":`...)
-		b = appendJSONString(b, p.CPF)
+		b = jsonw.AppendString(b, p.CPF)
 	}
 	if p.CNPJ != "" {
 		b = append(b, `,"cnpj":`...)
-		b = appendJSONString(b, p.CNPJ)
+		b = jsonw.AppendString(b, p.CNPJ)
 	}
 	if p.Status != "" {
 		b = append(b, `,"status":`...)
-		b = appendJSONString(b, p.Status)
+		b = jsonw.AppendString(b, p.Status)
 	}
 	if p.LocationPresente != nil {
 		b = append(b, `,"locationPresente":`...)
@@ -381,7 +382,7 @@ func appendParametros(b []byte, p *Parametros) []byte {
 	}
 	if p.Txid != "" {
 		b = append(b, `,"txid":`...)
-		b = appendJSONString(b, p.Txid)
+		b = jsonw.AppendString(b, p.Txid)
 	}
 	pg := &p.Paginacao
 	b = append(b, `,"paginacao":{"paginaAtual":`...)
@@ -393,49 +394,6 @@ func appendParametros(b []byte, p *Parametros) []byte {
 	b = append(b, `,"quantidadeTotalDeItens":`...)
 	b = strconv.AppendInt(b, int64(pg.QuantidadeTotalDeItens), 10)
 	return append(b, `}}`...)
-}
-
-// jsonPlain marks the bytes encoding/json writes as they are (with
-// escapeHTML): printable ASCII, not '"', '\\', '<', '>' or '&'. Bytes from
-// 0x80 on are not marked: UTF-8 sequences are checked one by one.
-var jsonPlain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf-1; c++ {
-		t[c] = true
-	}
-	for _, c := range `"\<>&` {
-		t[c] = false
-	}
-	return t
-}()
-
-// appendJSONString appends s quoted as encoding/json quotes it: as it is
-// when nothing in it needs an escape (printable ASCII other than the
-// escaped five, valid UTF-8 other than U+2028 and U+2029), otherwise by
-// encoding/json itself.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		if jsonPlain[s[i]] {
-			i++
-			continue
-		}
-		if s[i] < utf8.RuneSelf {
-			return appendJSONStringSlow(b, s)
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			return appendJSONStringSlow(b, s)
-		}
-		i += size
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// appendJSONStringSlow is appendJSONString by encoding/json.
-func appendJSONStringSlow(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
 }
 
 // jsonBufs holds the buffers answers are encoded into: a few, in a
