@@ -337,3 +337,54 @@ func TestLoteResentElsewhere(t *testing.T) {
 		t.Fatalf("batch 2 again: %+v", l.Cobsv[0])
 	}
 }
+
+// TestLoteDoneByPut: without a batch delay a new batch is final when its
+// PUT answers (no polling needed), and the same new batch PUT many times
+// at once (the first commits; the others, built as new ones, find it in
+// their transaction and revise it through the worker) ends with each
+// charge created once, in that batch, every item CRIADA.
+func TestLoteDoneByPut(t *testing.T) {
+	e := start(t, sandbox.Config{})
+	c := e.c
+	its := items(e.key, "done", 20)
+	its[7].Devedor.CPF = "52998224724"
+	if err := c.PutLoteCobV(ctx, "1", api.LoteCobVRequest{Cobsv: its}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.GetLoteCobV(ctx, "1")
+	if err != nil || !l.Done() || len(l.Cobsv) != 20 || l.Cobsv[7].Status != "NEGADA" || l.Cobsv[0].Status != "CRIADA" {
+		t.Fatalf("right after PUT: %v %+v", err, l)
+	}
+	if cb, err := c.GetCobV(ctx, its[0].Txid); err != nil || cb.Status != "ATIVA" || cb.Loc == nil || cb.Loc.ID <= 0 {
+		t.Fatalf("charge right after PUT: %v %+v", err, cb)
+	}
+
+	same := items(e.key, "race", 300) // (enough that PUTs overlap: each checks its items before the lock)
+	errs := make(chan error, 6)
+	for range 6 {
+		go func() { errs <- c.PutLoteCobV(ctx, "2", api.LoteCobVRequest{Cobsv: same}) }()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent PUT of one new batch: %v", err)
+		}
+	}
+	l = waitLote(t, c, "2")
+	locs := map[int64]bool{}
+	for i, it := range l.Cobsv {
+		if it.Status != "CRIADA" || it.Txid != same[i].Txid {
+			t.Fatalf("item %d: %+v", i, it)
+		}
+		cb, err := c.GetCobV(ctx, it.Txid)
+		if err != nil || cb.Loc == nil || locs[cb.Loc.ID] {
+			t.Fatalf("charge %d: %v %+v", i, err, cb)
+		}
+		locs[cb.Loc.ID] = true
+	}
+	w := window()
+	w.ItensPorPagina = 1000
+	page, err := c.ListCobV(ctx, api.ListCobVParams{ListCobParams: api.ListCobParams{ListParams: w}, LoteCobVID: 2})
+	if err != nil || len(page.Cobs) != 300 {
+		t.Fatalf("batch 2 lists %v %d charges", err, len(page.Cobs))
+	}
+}
