@@ -76,3 +76,20 @@ func AppendTime(b []byte, t time.Time) ([]byte, bool) {
 	}
 	return append(b, '"'), ok
 }
+
+// AppendArray appends xs as Marshal writes a slice of them: null when xs
+// is nil, else the elements, each appended by elem, in brackets and
+// separated by commas.
+func AppendArray[T any](b []byte, xs []T, elem func(b []byte, x *T) []byte) []byte {
+	if xs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, &xs[i])
+	}
+	return append(b, ']')
+}

@@ -71,62 +71,47 @@ func appendCondDiscount(b []byte, d *ConditionalDiscount) []byte {
 }
 
 func appendHistoryDoc(b []byte, h []HistoryEntry, ok *bool) []byte {
-	if h == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i := range h {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendStrField(b, "message", h[i].Message, true)
-		b = appendTimeField(b, "created_at", h[i].CreatedAt, ok)
-		b = append(b, '}')
-	}
-	return append(b, ']')
+	return jsonw.AppendArray(b, h, func(b []byte, e *HistoryEntry) []byte {
+		b = appendStrField(b, "message", e.Message, true)
+		b = appendTimeField(b, "created_at", e.CreatedAt, ok)
+		return append(b, '}')
+	})
 }
 
 func appendChanges(b []byte, cs []Change) []byte {
-	if cs == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i := range cs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		c := &cs[i]
-		b = appendIntField(b, "id", int64(c.ID), true)
-		b = appendStrField(b, "type", c.Type, false)
-		b = appendStrPtrField(b, "custom_id", c.CustomID)
-		b = appendKey(b, "status", false)
-		b = appendStrField(b, "current", c.Status.Current, true)
-		b = appendStrPtrField(b, "previous", c.Status.Previous)
-		b = append(b, '}')
-		b = appendKey(b, "identifiers", false)
-		switch id := c.Identifiers; {
-		case id.ChargeID != 0:
-			b = appendIntField(b, "charge_id", id.ChargeID, true)
-			if id.CarnetID != 0 {
-				b = appendIntField(b, "carnet_id", id.CarnetID, false)
-			}
-			b = append(b, '}')
-		case id.CarnetID != 0:
-			b = appendIntField(b, "carnet_id", id.CarnetID, true)
-			b = append(b, '}')
-		default:
-			b = append(b, "{}"...)
-		}
-		b = appendStrField(b, "created_at", c.CreatedAt, false)
-		if c.Value != nil {
-			b = appendIntField(b, "value", *c.Value, false)
-		}
-		if c.ReceivedByBankAt != "" {
-			b = appendStrField(b, "received_by_bank_at", c.ReceivedByBankAt, false)
+	return jsonw.AppendArray(b, cs, appendChange)
+}
+
+func appendChange(b []byte, c *Change) []byte {
+	b = appendIntField(b, "id", int64(c.ID), true)
+	b = appendStrField(b, "type", c.Type, false)
+	b = appendStrPtrField(b, "custom_id", c.CustomID)
+	b = appendKey(b, "status", false)
+	b = appendStrField(b, "current", c.Status.Current, true)
+	b = appendStrPtrField(b, "previous", c.Status.Previous)
+	b = append(b, '}')
+	b = appendKey(b, "identifiers", false)
+	switch id := c.Identifiers; {
+	case id.ChargeID != 0:
+		b = appendIntField(b, "charge_id", id.ChargeID, true)
+		if id.CarnetID != 0 {
+			b = appendIntField(b, "carnet_id", id.CarnetID, false)
 		}
 		b = append(b, '}')
+	case id.CarnetID != 0:
+		b = appendIntField(b, "carnet_id", id.CarnetID, true)
+		b = append(b, '}')
+	default:
+		b = append(b, "{}"...)
 	}
-	return append(b, ']')
+	b = appendStrField(b, "created_at", c.CreatedAt, false)
+	if c.Value != nil {
+		b = appendIntField(b, "value", *c.Value, false)
+	}
+	if c.ReceivedByBankAt != "" {
+		b = appendStrField(b, "received_by_bank_at", c.ReceivedByBankAt, false)
+	}
+	return append(b, '}')
 }
 
 func appendCarnetDoc(b []byte, cn *Carnet, ok *bool) []byte {
@@ -162,22 +147,12 @@ func appendCarnetDoc(b []byte, cn *Carnet, ok *bool) []byte {
 	b = appendKey(b, "changes", false)
 	b = appendChanges(b, cn.Changes)
 	b = appendKey(b, "parcels", false)
-	if cn.Parcels == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, p := range cn.Parcels {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if p == nil {
-				b = append(b, "null"...)
-				continue
-			}
-			b = appendChargeDoc(b, p, ok)
+	b = jsonw.AppendArray(b, cn.Parcels, func(b []byte, p **Charge) []byte {
+		if *p == nil {
+			return append(b, "null"...)
 		}
-		b = append(b, ']')
-	}
+		return appendChargeDoc(b, *p, ok)
+	})
 	return append(b, '}')
 }
 
@@ -304,18 +279,12 @@ func appendChargeDoc(b []byte, c *Charge, ok *bool) []byte {
 
 // appendShippings appends a non-empty list of shippings.
 func appendShippings(b []byte, ss []Shipping) []byte {
-	b = append(b, '[')
-	for i := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		s := &ss[i]
+	return jsonw.AppendArray(b, ss, func(b []byte, s *Shipping) []byte {
 		b = appendStrField(b, "name", s.Name, true)
 		b = appendIntField(b, "value", s.Value, false)
 		if s.PayeeCode != "" {
 			b = appendStrField(b, "payee_code", s.PayeeCode, false)
 		}
-		b = append(b, '}')
-	}
-	return append(b, ']')
+		return append(b, '}')
+	})
 }

@@ -130,63 +130,40 @@ func appendChargeOut(b []byte, c *chargeOut) []byte {
 }
 
 func appendItems(b []byte, items []Item) []byte {
-	if items == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		it := &items[i]
-		b = appendStrField(b, "name", it.Name, true)
-		b = appendIntField(b, "value", it.Value, false)
-		b = appendIntField(b, "amount", it.Amount, false)
-		if mp := it.Marketplace; mp != nil {
-			b = appendKey(b, "marketplace", false)
-			b = appendIntField(b, "mode", int64(mp.Mode), true)
-			b = appendKey(b, "repasses", false)
-			if mp.Repasses == nil {
-				b = append(b, "null"...)
-			} else {
-				b = append(b, '[')
-				for j := range mp.Repasses {
-					if j > 0 {
-						b = append(b, ',')
-					}
-					r := &mp.Repasses[j]
-					b = appendStrField(b, "payee_code", r.PayeeCode, true)
-					if r.Percentage != 0 {
-						b = appendIntField(b, "percentage", r.Percentage, false)
-					}
-					if r.Fixed != 0 {
-						b = appendIntField(b, "fixed", r.Fixed, false)
-					}
-					b = append(b, '}')
-				}
-				b = append(b, ']')
-			}
-			b = append(b, '}')
-		}
+	return jsonw.AppendArray(b, items, appendItem)
+}
+
+func appendItem(b []byte, it *Item) []byte {
+	b = appendStrField(b, "name", it.Name, true)
+	b = appendIntField(b, "value", it.Value, false)
+	b = appendIntField(b, "amount", it.Amount, false)
+	if mp := it.Marketplace; mp != nil {
+		b = appendKey(b, "marketplace", false)
+		b = appendIntField(b, "mode", int64(mp.Mode), true)
+		b = appendKey(b, "repasses", false)
+		b = jsonw.AppendArray(b, mp.Repasses, appendRepasse)
 		b = append(b, '}')
 	}
-	return append(b, ']')
+	return append(b, '}')
+}
+
+func appendRepasse(b []byte, r *Repasse) []byte {
+	b = appendStrField(b, "payee_code", r.PayeeCode, true)
+	if r.Percentage != 0 {
+		b = appendIntField(b, "percentage", r.Percentage, false)
+	}
+	if r.Fixed != 0 {
+		b = appendIntField(b, "fixed", r.Fixed, false)
+	}
+	return append(b, '}')
 }
 
 func appendHistory(b []byte, h []historyOut) []byte {
-	if h == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i := range h {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendStrField(b, "message", h[i].Message, true)
-		b = appendStrField(b, "created_at", h[i].CreatedAt, false)
-		b = append(b, '}')
-	}
-	return append(b, ']')
+	return jsonw.AppendArray(b, h, func(b []byte, e *historyOut) []byte {
+		b = appendStrField(b, "message", e.Message, true)
+		b = appendStrField(b, "created_at", e.CreatedAt, false)
+		return append(b, '}')
+	})
 }
 
 func appendCustomer(b []byte, c *Customer) []byte {

@@ -40,18 +40,7 @@ func (l *CobList) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"parametros":`...)
 	b = appendParametros(b, &l.Parametros)
 	b = append(b, `,"cobs":`...)
-	if l.Cobs == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range l.Cobs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendCob(b, &l.Cobs[i])
-		}
-		b = append(b, ']')
-	}
+	b = jsonw.AppendArray(b, l.Cobs, appendCob)
 	return append(b, '}'), nil
 }
 
