@@ -27,10 +27,9 @@ type freshLote struct {
 	l       *lote
 	raw     []byte      // l encoded (encoding/json, as the batches' cache does)
 	creates []freshItem // the items to create, in the batch's order
-	// The charges of creates, built and encoded (buildCharges), and their
-	// locations' aliases.
-	docs []store.DocRow[charge]
-	locs []store.AliasRow
+	// The store rows of the charges of creates, built and encoded
+	// (buildCharges).
+	rows chargeRows
 }
 
 // freshItem is an item of a freshLote that becomes a charge.
@@ -97,9 +96,7 @@ func (m *Module) buildCharges(ctx context.Context, ai accountInfo, f *freshLote)
 		return err
 	}
 	l := f.l
-	f.docs = make([]store.DocRow[charge], len(f.creates))
-	f.locs = make([]store.AliasRow, 0, len(f.creates))
-	ixs := make([]store.Index, len(f.creates))
+	cs := make([]*charge, len(f.creates))
 	for k, c := range f.creates {
 		txid := l.Items[c.i].Txid
 		ch, err := newCharge(ai, kindCobV, txid, c.in, l.Created, first+int64(k), l.Host, m.locOrderedFrom)
@@ -107,17 +104,10 @@ func (m *Module) buildCharges(ctx context.Context, ai accountInfo, f *freshLote)
 			return err
 		}
 		ch.LoteID = l.ID
-		raw, err := m.charges.Encode(ai.ID, txid, ch)
-		if err != nil {
-			return err
-		}
-		ixs[k] = chargeIndex(ch)
-		f.docs[k] = store.DocRow[charge]{ID: txid, Raw: raw, V: ch, Index: &ixs[k]}
-		if ch.Body.Location != "" {
-			f.locs = append(f.locs, store.AliasRow{Key: locKey(ch.Body.Location), Owner: txid, Ref: ai.ID})
-		}
+		cs[k] = ch
 	}
-	return nil
+	f.rows, err = m.chargeRows(ai.ID, cs)
+	return err
 }
 
 // commitFresh writes f in tx once its batch rules held: the charges of
@@ -140,16 +130,13 @@ func (m *Module) commitFresh(tx *store.Tx, ai accountInfo, f *freshLote, claims 
 			del = append(del, it.Txid)
 		}
 	}
-	if len(f.docs) != len(f.creates) {
-		return fmt.Errorf("pix: batch %s: %d charges built for %d items", l.ID, len(f.docs), len(f.creates))
+	if len(f.rows.docs) != len(f.creates) {
+		return fmt.Errorf("pix: batch %s: %d charges built for %d items", l.ID, len(f.rows.docs), len(f.creates))
 	}
 	if err := tx.DeleteAliases(idxClaim, ai.ID, del); err != nil {
 		return err
 	}
-	if err := m.charges.PutMany(tx, ai.ID, f.docs); err != nil {
-		return err
-	}
-	if err := tx.PutAliases(idxLoc, "", f.locs); err != nil {
+	if err := m.putChargeRows(tx, ai.ID, f.rows); err != nil {
 		return err
 	}
 	if err := tx.PutAliases(idxClaim, ai.ID, keep); err != nil {

@@ -170,25 +170,47 @@ func (m *Module) saveCharge(tx *store.Tx, account string, c *charge) error {
 // in a few statements: each charge's document and index row are one row
 // of the store, written by one statement.
 func (m *Module) saveCharges(tx *store.Tx, account string, cs []*charge) error {
-	docs := make([]store.DocRow[charge], 0, len(cs))
+	rows, err := m.chargeRows(account, cs)
+	if err != nil {
+		return err
+	}
+	return m.putChargeRows(tx, account, rows)
+}
+
+// chargeRows are the store rows of charges of one account: each one's
+// encoded document with its index row, and the location aliases. They
+// need no transaction, so a batch builds them before taking the write
+// lock (buildCharges) and writes them in it (putChargeRows).
+type chargeRows struct {
+	docs []store.DocRow[charge]
+	locs []store.AliasRow
+}
+
+// chargeRows encodes cs (of account) into their store rows.
+func (m *Module) chargeRows(account string, cs []*charge) (chargeRows, error) {
+	r := chargeRows{docs: make([]store.DocRow[charge], len(cs)), locs: make([]store.AliasRow, 0, len(cs))}
 	ixs := make([]store.Index, len(cs))
-	var locs []store.AliasRow
 	for i, c := range cs {
 		txid := c.Body.Txid
 		raw, err := m.charges.Encode(account, txid, c)
 		if err != nil {
-			return err
+			return chargeRows{}, err
 		}
 		ixs[i] = chargeIndex(c)
-		docs = append(docs, store.DocRow[charge]{ID: txid, Raw: raw, V: c, Index: &ixs[i]})
+		r.docs[i] = store.DocRow[charge]{ID: txid, Raw: raw, V: c, Index: &ixs[i]}
 		if c.Body.Location != "" {
-			locs = append(locs, store.AliasRow{Key: locKey(c.Body.Location), Owner: txid, Ref: account})
+			r.locs = append(r.locs, store.AliasRow{Key: locKey(c.Body.Location), Owner: txid, Ref: account})
 		}
 	}
-	if err := m.charges.PutMany(tx, account, docs); err != nil {
+	return r, nil
+}
+
+// putChargeRows writes rows (chargeRows of account) in tx.
+func (m *Module) putChargeRows(tx *store.Tx, account string, rows chargeRows) error {
+	if err := m.charges.PutMany(tx, account, rows.docs); err != nil {
 		return err
 	}
-	return tx.PutAliases(idxLoc, "", locs)
+	return tx.PutAliases(idxLoc, "", rows.locs)
 }
 
 // saveLote writes batch l of account with its index row.
