@@ -8,11 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"remessa/internal/pgtest"
 	"remessa/pipeline/results"
 )
 
@@ -135,22 +133,7 @@ func TestPackResultOfRow(t *testing.T) {
 // backends and reads them back as they were.
 func TestJournalParcelResults(t *testing.T) {
 	ctx := context.Background()
-	for name, open := range map[string]func(t *testing.T) *Journal{
-		"sqlite": func(t *testing.T) *Journal {
-			j, err := Create(filepath.Join(t.TempDir(), FileName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return j
-		},
-		"postgres": func(t *testing.T) *Journal {
-			j, err := CreatePostgres(ctx, pgtest.DSN(t), "20261124-140000-cafe01")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return j
-		},
-	} {
+	for name, open := range backends(ctx, "20261124-140000-cafe01") {
 		t.Run(name, func(t *testing.T) {
 			j := open(t)
 			defer j.Close()

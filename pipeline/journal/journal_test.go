@@ -265,22 +265,7 @@ func TestJournalOldFormatResumes(t *testing.T) {
 // backends.
 func TestWithdraw(t *testing.T) {
 	ctx := context.Background()
-	for name, open := range map[string]func(t *testing.T) *Journal{
-		"sqlite": func(t *testing.T) *Journal {
-			j, err := Create(filepath.Join(t.TempDir(), FileName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return j
-		},
-		"postgres": func(t *testing.T) *Journal {
-			j, err := CreatePostgres(ctx, pgtest.DSN(t), "20261126-120000-cafe02")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return j
-		},
-	} {
+	for name, open := range backends(ctx, "20261126-120000-cafe02") {
 		t.Run(name, func(t *testing.T) {
 			j := open(t)
 			defer j.Close()
@@ -316,5 +301,27 @@ func TestWithdraw(t *testing.T) {
 				t.Fatalf("calls on the day: %d %v", n, err)
 			}
 		})
+	}
+}
+
+// backends opens a new journal on each backend for a test's subtests:
+// SQLite in a temporary folder, and PostgreSQL (internal/pgtest) as run
+// runID.
+func backends(ctx context.Context, runID string) map[string]func(t *testing.T) *Journal {
+	return map[string]func(t *testing.T) *Journal{
+		"sqlite": func(t *testing.T) *Journal {
+			j, err := Create(filepath.Join(t.TempDir(), FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
+		},
+		"postgres": func(t *testing.T) *Journal {
+			j, err := CreatePostgres(ctx, pgtest.DSN(t), runID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
+		},
 	}
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
-
-	"remessa/internal/pgtest"
 )
 
 // TestRowsPage: a run reads its rows a window at a time (RowsPage, by
@@ -17,23 +14,7 @@ import (
 // decodes it.
 func TestRowsPage(t *testing.T) {
 	ctx := context.Background()
-	sqlite := func(t *testing.T) *Journal {
-		j, err := Create(filepath.Join(t.TempDir(), FileName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j
-	}
-	for name, open := range map[string]func(t *testing.T) *Journal{
-		"sqlite": sqlite,
-		"postgres": func(t *testing.T) *Journal {
-			j, err := CreatePostgres(ctx, pgtest.DSN(t), "20261124-130000-def456")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return j
-		},
-	} {
+	for name, open := range backends(ctx, "20261124-130000-def456") {
 		t.Run(name, func(t *testing.T) {
 			j := open(t)
 			defer j.Close()
