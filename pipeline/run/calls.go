@@ -230,14 +230,7 @@ func problemOf(err error) results.Problem {
 				p.Message = ae.Description
 			}
 		case ae.Problem != nil:
-			p.Code = ae.Problem.TypeName()
-			p.Message = ae.Problem.Title
-			if ae.Problem.Detail != "" {
-				p.Message += ": " + ae.Problem.Detail
-			}
-			for _, v := range ae.Problem.Violacoes {
-				p.Message += "; " + v.Propriedade + ": " + v.Razao
-			}
+			p.Code, p.Message = ae.Problem.TypeName(), problemText(ae.Problem)
 		case ae.Nome != "":
 			p.Code, p.Message = ae.Nome, ae.Mensagem
 		}
@@ -245,4 +238,17 @@ func problemOf(err error) results.Problem {
 	p.Action = "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)"
 	p.ActionEN = "fix the row and send it again in a new run (it is in the rejected rows file)"
 	return p
+}
+
+// problemText is a Pix problem as one message: its title, its detail and
+// each violation's property and reason.
+func problemText(pr *api.Problem) string {
+	msg := pr.Title
+	if pr.Detail != "" {
+		msg += ": " + pr.Detail
+	}
+	for _, v := range pr.Violacoes {
+		msg += "; " + v.Propriedade + ": " + v.Razao
+	}
+	return msg
 }

@@ -304,13 +304,8 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 					Action:   "corrija a linha e envie-a de novo numa nova execução (ela está no arquivo de linhas rejeitadas)",
 					ActionEN: "fix the row and send it again in a new run (it is in the rejected rows file)"}
 				if it.Problema != nil {
-					p.Code = it.Problema.TypeName()
-					p.Message = it.Problema.Title
-					if it.Problema.Detail != "" {
-						p.Message += ": " + it.Problema.Detail
-					}
+					p.Code, p.Message = it.Problema.TypeName(), problemText(it.Problema)
 					for _, v := range it.Problema.Violacoes {
-						p.Message += "; " + v.Propriedade + ": " + v.Razao
 						if p.Field == "" {
 							p.Field, p.Value = v.Propriedade, v.Valor
 						}
