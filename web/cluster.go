@@ -264,6 +264,13 @@ type StateCount struct {
 }
 
 func clusterProgressOf(st run.ClusterRun, accepted int) Progress {
+	return clusterProgressAt(st, accepted, time.Now())
+}
+
+// clusterProgressAt is clusterProgressOf as of now: the rate is the rows
+// finished per second since the run started (until it finished, if it
+// has), and the time left is what is left at that rate.
+func clusterProgressAt(st run.ClusterRun, accepted int, now time.Time) Progress {
 	issued, denied, amb := st.States[journal.RowIssued], st.States[journal.RowDenied], st.States[journal.RowAmbiguous]
 	total := accepted
 	if total == 0 {
@@ -284,9 +291,22 @@ func clusterProgressOf(st run.ClusterRun, accepted int) Progress {
 	}
 	// the unit counters say how the units stand; the phase line says only
 	// why one waits to be tried again, if one does
-	return Progress{Phase: cp.Retrying,
+	p := Progress{Phase: cp.Retrying,
 		Total: total, Done: issued + denied, Issued: issued, Denied: denied, Ambiguous: amb,
-		Batches: st.Units.Total, BatchesDone: st.Units.Completed, At: time.Now().UTC().Format(time.RFC3339Nano), Cluster: cp}
+		Batches: st.Units.Total, BatchesDone: st.Units.Completed, At: now.UTC().Format(time.RFC3339Nano), Cluster: cp}
+	if start := st.Run.StartedAt; !start.IsZero() {
+		end := now
+		if f := st.Run.FinishedAt; f != nil {
+			end = *f
+		}
+		if el := end.Sub(start).Seconds(); el > 0 {
+			p.Rate = float64(p.Done) / el
+		}
+		if p.Rate > 0 && p.Total > p.Done {
+			p.ETASeconds = int(float64(p.Total-p.Done) / p.Rate)
+		}
+	}
+	return p
 }
 
 // cancelUnits cancels a cluster run's units (the run's page's Cancelar).
