@@ -669,6 +669,9 @@ func TestBrowserLogin(t *testing.T) {
 	if o := browserOverflow(t, ctx); o > 0 {
 		t.Errorf("home page at 390 px is %d px wider than the window", o)
 	}
+	if w := wideTables(t, ctx); len(w) > 0 {
+		t.Errorf("home page at 390 px: tables scroll sideways in their frame: %q", w)
+	}
 	browserViewport(t, ctx, 1280)
 
 	// The session cookie: HttpOnly, SameSite=Strict, invisible to scripts.

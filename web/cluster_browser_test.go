@@ -38,6 +38,9 @@ func TestBrowserCluster(t *testing.T) {
 		if o := browserOverflow(t, ctx); o > 0 {
 			t.Errorf("%s scrolls sideways by %d px at 390 px", name, o)
 		}
+		if w := wideTables(t, ctx); len(w) > 0 {
+			t.Errorf("%s at 390 px: tables scroll sideways in their frame: %q", name, w)
+		}
 		browserViewport(t, ctx, 1280)
 	}
 
