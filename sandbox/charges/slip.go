@@ -211,6 +211,23 @@ func qrPNG(n int, draw func(my int, row []byte)) (string, error) {
 	zbuf := pngPool.Get().(*bytes.Buffer)
 	zbuf.Reset()
 	defer pngPool.Put(zbuf)
+	zbuf.Grow(len(raw) / 4)
+	if z, ok := qrZlib(zbuf.AvailableBuffer(), raw, rowBytes+1); ok {
+		pngChunk(buf, "IDAT", z)
+	} else if err := flatePNG(buf, zbuf, raw); err != nil {
+		return "", err
+	}
+	pngChunk(buf, "IEND", nil)
+	const prefix = "data:image/png;base64,"
+	out := make([]byte, len(prefix)+base64.StdEncoding.EncodedLen(buf.Len()))
+	copy(out, prefix)
+	base64.StdEncoding.Encode(out[len(prefix):], buf.Bytes())
+	return unsafe.String(unsafe.SliceData(out), len(out)), nil
+}
+
+// flatePNG writes raw's IDAT chunk compressed by compress/flate at
+// BestSpeed (what qrZlib does not take).
+func flatePNG(buf, zbuf *bytes.Buffer, raw []byte) error {
 	var zw *zlib.Writer
 	select {
 	case zw = <-zlibWriters:
@@ -220,19 +237,14 @@ func qrPNG(n int, draw func(my int, row []byte)) (string, error) {
 	}
 	_, _ = zw.Write(raw)
 	if err := zw.Close(); err != nil {
-		return "", fmt.Errorf("charges: QR PNG: %w", err)
+		return fmt.Errorf("charges: QR PNG: %w", err)
 	}
 	select {
 	case zlibWriters <- zw:
 	default:
 	}
 	pngChunk(buf, "IDAT", zbuf.Bytes())
-	pngChunk(buf, "IEND", nil)
-	const prefix = "data:image/png;base64,"
-	out := make([]byte, len(prefix)+base64.StdEncoding.EncodedLen(buf.Len()))
-	copy(out, prefix)
-	base64.StdEncoding.Encode(out[len(prefix):], buf.Bytes())
-	return unsafe.String(unsafe.SliceData(out), len(out)), nil
+	return nil
 }
 
 // zlibWriters keeps a few BestSpeed writers (some 400 KB each) for qrPNG:
