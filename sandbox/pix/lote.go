@@ -380,6 +380,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 	var now1 *freshLote
 	var fresh *lote
 	var freshRaw []byte
+	var pre *precheck
 	if m.delay == 0 {
 		// A batch already committed is a re-PUT (never deleted): not built
 		// for nothing (its loc ids would be lost).
@@ -387,6 +388,9 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		if err == nil && old == nil {
 			if now1, err = prepareFresh(ai, id, host, lb, now); err == nil {
 				err = m.buildCharges(ctx, ai, now1)
+			}
+			if err == nil {
+				pre, err = m.precheckCharges(ctx, ai.ID, lb.txids)
 			}
 		}
 		if err != nil {
@@ -443,7 +447,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 					free = append(free, t)
 				}
 			}
-			existing, err := m.charges.TxGetMany(tx, ai.ID, free)
+			existing, err := m.existingCharges(tx, ai.ID, free, pre)
 			if err != nil {
 				return storeErr(err)
 			}
@@ -481,6 +485,9 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 			}
 			return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O lote viola as regras de lote.", vs)
 		}
+		// The batch rules held: only a store error fails it now, so its
+		// thousands of rows need no savepoint of their own.
+		tx.Final()
 		if old == nil && now1 != nil {
 			if err := m.commitFresh(tx, ai, now1, claims); err != nil {
 				return storeErr(err)

@@ -9,8 +9,9 @@ import (
 
 // Group commit: Tx calls queue; the first becomes the leader and runs the
 // queued calls (its own first) in one database transaction, each in a
-// savepoint (but the first, see runGroup), then commits once; it hands
-// the lead to the next waiter if more arrived meanwhile.
+// savepoint taken at its first write (but the first, and Final writes:
+// see runGroup), then commits once; it hands the lead to the next waiter
+// if more arrived meanwhile.
 
 // maxGroup bounds the calls committed together.
 const maxGroup = 64
@@ -64,13 +65,17 @@ func (s *Store) group(ctx context.Context, fn func(tx *Tx) error) error {
 	return c.err
 }
 
-// runGroup runs the calls in one database transaction. Until a call
-// succeeds there is nothing in the transaction to keep, so the calls run
-// without a savepoint (a batch's thousands of rows are not copied to a
-// statement journal for a rollback that never comes): one that fails
-// rolls the whole transaction back, and the next call starts a new one.
-// After a success each call runs in a savepoint, rolled back alone if it
-// fails.
+// runGroup runs the calls in one database transaction. A call's
+// savepoint is taken at its first write (Tx.beforeWrite), and only when
+// an earlier call of the transaction succeeded: until then there is
+// nothing in the transaction to keep, so a call that fails after writing
+// rolls the whole transaction back and the next call starts a new one (a
+// batch's thousands of rows are not copied to a statement journal for a
+// rollback that never comes). A call that fails before writing needs no
+// rollback at all. A call that declared Final writes without a savepoint
+// of its own: if it fails all the same after writing, the whole
+// transaction is rolled back, the calls committed in it fail with its
+// error, and the next call starts a new one.
 func (s *Store) runGroup(batch []*txCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -92,7 +97,7 @@ func (s *Store) runGroup(batch []*txCall) {
 	var written map[docKey]bool
 	var bound map[string]*sql.Stmt
 	var hooks []func()
-	ok := 0
+	var members []*txCall // the calls that succeeded in the open transaction
 	for _, c := range batch {
 		if sqlTx == nil {
 			var err error
@@ -103,45 +108,45 @@ func (s *Store) runGroup(batch []*txCall) {
 			}
 			written, bound = map[docKey]bool{}, map[string]*sql.Stmt{}
 		}
-		tx := &Tx{ctx: c.ctx, tx: sqlTx, s: s, now: now, written: written, bound: bound}
-		if ok == 0 {
-			c.panic, c.err = runFn(c.fn, tx)
-			if c.err == nil && c.panic == nil {
-				hooks = append(hooks, tx.onCommit...)
-				ok++
-				continue
+		tx := &Tx{ctx: c.ctx, tx: sqlTx, s: s, now: now, written: written, bound: bound, guard: len(members) > 0}
+		c.panic, c.err = runFn(c.fn, tx)
+		failed := c.err != nil || c.panic != nil
+		switch {
+		case tx.sp:
+			if failed {
+				if _, err := sqlTx.ExecContext(c.ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
+					finish(fmt.Errorf("store: roll back to savepoint: %w", err))
+					return
+				}
 			}
-			// Nothing else in the transaction: roll it back whole.
+			if _, err := sqlTx.ExecContext(c.ctx, "RELEASE SAVEPOINT g"); err != nil {
+				finish(fmt.Errorf("store: release savepoint: %w", err))
+				return
+			}
+		case failed && tx.wrote:
+			// Its writes are in no savepoint: the transaction goes whole.
 			err := sqlTx.Rollback()
 			sqlTx = nil
 			if err != nil {
 				finish(fmt.Errorf("store: roll back: %w", err))
 				return
 			}
-			continue
-		}
-		if _, err := sqlTx.ExecContext(c.ctx, "SAVEPOINT g"); err != nil {
-			c.err = fmt.Errorf("store: savepoint: %w", err)
-			continue
-		}
-		c.panic, c.err = runFn(c.fn, tx)
-		if c.err != nil || c.panic != nil {
-			if _, err := sqlTx.ExecContext(c.ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
-				finish(fmt.Errorf("store: roll back to savepoint: %w", err))
-				return
+			cause := c.err
+			if c.panic != nil {
+				cause = fmt.Errorf("panic: %v", c.panic)
 			}
+			for _, m := range members {
+				m.err = fmt.Errorf("store: rolled back with a call of the same transaction that failed after writing: %w", cause)
+			}
+			members, hooks = nil, nil
 		}
-		if _, err := sqlTx.ExecContext(c.ctx, "RELEASE SAVEPOINT g"); err != nil {
-			finish(fmt.Errorf("store: release savepoint: %w", err))
-			return
-		}
-		if c.err == nil && c.panic == nil {
+		if !failed {
 			hooks = append(hooks, tx.onCommit...)
-			ok++
+			members = append(members, c)
 		}
 	}
-	if ok == 0 {
-		finish(nil) // nothing to commit (rolled back)
+	if len(members) == 0 {
+		finish(nil) // nothing to commit (rolled back, or nothing written)
 		return
 	}
 	err := sqlTx.Commit()

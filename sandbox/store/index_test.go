@@ -456,3 +456,75 @@ func testGroupFirstFails(t *testing.T, be testBackend) {
 		}
 	}
 }
+
+// A call's savepoint is taken at its first write: a call that fails
+// before writing ('r') leaves the others alone; a Final call writes
+// without one, and when it fails after writing ('F') the whole
+// transaction goes: the calls committed in it before fail too, the later
+// ones commit in a new one. A Final call that succeeds ('S') commits with
+// the others.
+func TestGroupFinal(t *testing.T) { forBackends(t, testGroupFinal) }
+
+func testGroupFinal(t *testing.T, be testBackend) {
+	s := openT(t, be.newDB(t))
+	ctx := context.Background()
+	for _, plan := range []struct{ calls, stored string }{
+		{"oro", "o.o"}, {"oFo", "..o"}, {"SoS", "ooo"}, {"oSFo", "...o"}, {"roFro", "....o"},
+		{"Fo", ".o"}, {"oSoF", "...."}, {"ofSo", "o.oo"},
+	} {
+		p := plan.calls
+		call := func(i int, what byte) *txCall {
+			id := p + strconv.Itoa(i)
+			return &txCall{ctx: ctx, done: make(chan struct{}), lead: make(chan struct{}), fn: func(tx *Tx) error {
+				var cnt doc
+				if _, err := tx.Get("cnt", p, "c", &cnt); err != nil {
+					return err
+				}
+				if what == 'r' {
+					return errors.New("refused before writing " + id)
+				}
+				if what == 'F' || what == 'S' {
+					tx.Final()
+				}
+				if err := tx.Put("g", p, id, doc{Name: id}); err != nil {
+					return err
+				}
+				cnt.Cents++
+				if err := tx.Put("cnt", p, "c", cnt); err != nil {
+					return err
+				}
+				if what == 'F' || what == 'f' {
+					return errors.New("failed after writing " + id)
+				}
+				return nil
+			}}
+		}
+		var batch []*txCall
+		for i := range len(p) {
+			batch = append(batch, call(i, p[i]))
+		}
+		s.runGroup(batch)
+		good := 0
+		for i, c := range batch {
+			<-c.done
+			ok, err := s.Get(ctx, "g", p, p+strconv.Itoa(i), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := plan.stored[i] == 'o'
+			if want {
+				good++
+			}
+			if ok != want || (c.err == nil) != want || c.panic != nil {
+				t.Errorf("%s call %d: stored %v (want %v), err %v, panic %v", p, i, ok, want, c.err, c.panic)
+			}
+		}
+		var cnt doc
+		if _, err := s.Get(ctx, "cnt", p, "c", &cnt); err != nil {
+			t.Fatal(err)
+		}
+		if cnt.Cents != int64(good) {
+			t.Errorf("%s: counter %d after %d committed calls", p, cnt.Cents, good)
+		}
+	}
+}

@@ -228,6 +228,9 @@ func (tx *Tx) stmt(name string) *sql.Stmt {
 // insert, an IN list) in the transaction. (They cannot be prepared once on
 // SQLite's single writer connection while a transaction holds it.)
 func (tx *Tx) execSQL(q string, args ...any) (sql.Result, error) {
+	if err := tx.beforeWrite(); err != nil {
+		return nil, err
+	}
 	return tx.tx.ExecContext(tx.ctx, q, args...)
 }
 
@@ -332,6 +335,33 @@ type Tx struct {
 	written  map[docKey]bool      // documents written in the database transaction (caches read them from it); shared by a group
 	bound    map[string]*sql.Stmt // the store's statements bound to the database transaction (stmt); shared by a group
 	touched  map[string]bool      // index rows changed, per kind and account
+	guard    bool                 // a savepoint must precede the call's first write (an earlier call of the transaction succeeded)
+	sp       bool                 // the call's savepoint is open
+	wrote    bool                 // the call has run a write statement
+	final    bool                 // Final: no savepoint from here on
+}
+
+// Final tells the store that the transaction's function will not fail
+// from here on but by a store error (its checks are done): what it
+// writes from here on needs no savepoint of its own in a group commit,
+// whose page copies cost about a tenth of a batch's time under the write
+// lock. If it fails all the same after writing, the whole database
+// transaction is rolled back and the calls committed with it fail with
+// its error (a store error fails the group, not only the call).
+func (tx *Tx) Final() { tx.final = true }
+
+// beforeWrite runs before each write statement of the call: it opens the
+// call's savepoint when one is due (runGroup) and notes that the call
+// wrote.
+func (tx *Tx) beforeWrite() error {
+	if tx.guard && !tx.sp && !tx.final {
+		if _, err := tx.tx.ExecContext(tx.ctx, "SAVEPOINT g"); err != nil {
+			return fmt.Errorf("store: savepoint: %w", err)
+		}
+		tx.sp = true
+	}
+	tx.wrote = true
+	return nil
 }
 
 type docKey struct{ kind, account, id string }
@@ -366,6 +396,9 @@ func (tx *Tx) OnCommit(f func()) { tx.onCommit = append(tx.onCommit, f) }
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
 func (tx *Tx) exec(name string, args ...any) error {
+	if err := tx.beforeWrite(); err != nil {
+		return err
+	}
 	var err error
 	if st := tx.stmt(name); st != nil {
 		_, err = st.ExecContext(tx.ctx, args...)
@@ -393,6 +426,11 @@ func (tx *Tx) PutRaw(kind, account, id string, raw []byte) error {
 	tx.markWritten(kind, account, id)
 	return nil
 }
+
+// Wrote tells whether the document (kind, account, id) was written in
+// the database transaction: by this call or by an earlier call of its
+// group commit (committed or not yet).
+func (tx *Tx) Wrote(kind, account, id string) bool { return tx.written[docKey{kind, account, id}] }
 
 func (tx *Tx) markWritten(kind, account, id string) {
 	if tx.written == nil {
@@ -439,6 +477,9 @@ func (tx *Tx) Delete(kind, account, id string) error {
 // the first value is 1.
 func (tx *Tx) NextSeq(name string) (int64, error) {
 	var v int64
+	if err := tx.beforeWrite(); err != nil {
+		return 0, err
+	}
 	if err := tx.queryRow("nextSeq", name).Scan(&v); err != nil {
 		return 0, fmt.Errorf("store: next value of sequence %q: %w", name, err)
 	}
