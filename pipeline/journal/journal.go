@@ -263,10 +263,15 @@ func (j *Journal) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("journal: begin: %w", err)
 	}
 	tx := &Tx{t: t, j: j}
+	defer tx.stopCompressor() // (already stopped unless fn panicked)
 	err = fn(tx)
 	if err == nil {
 		err = tx.flushChunk()
 	}
+	if err == nil {
+		err = tx.writeChunks(0)
+	}
+	tx.stopCompressor()
 	if err != nil {
 		t.Rollback()
 		j.dropCache()
@@ -289,7 +294,31 @@ type Tx struct {
 	newCodec *codec // the dictionaries with those this transaction wrote, in use once it commits
 	chunk    *chunkBuf
 	st       [nHot]*sql.Stmt // hot statements bound to t (closed with it)
+
+	// Chunks are compressed by a goroutine of the transaction's (started
+	// with its first chunk) while the rows go on being inserted, and
+	// inserted, in order, as they come back (writeChunks): zq takes the
+	// chunks to compress, pend the chunks sent and not yet inserted.
+	zq        chan *zChunk
+	zdone     chan struct{} // closed when the compressor has stopped
+	pend      []*zChunk
+	nextChunk int64    // the id of the next chunk (0: not known yet)
+	freeRaw   [][]byte // chunk buffers to fill again
 }
+
+// zChunk is a chunk handed to the compressor.
+type zChunk struct {
+	id   int64
+	c    *codec
+	raw  []byte
+	data []byte
+	err  error
+	done chan struct{} // closed once data or err is set
+}
+
+// maxPendChunks is how many chunks may be compressing or waiting to be
+// inserted before a flush waits for the oldest.
+const maxPendChunks = 4
 
 // dropCache forgets the decoded chunks (a transaction that wrote one
 // rolled back: its id will be used again).
@@ -300,19 +329,73 @@ func (j *Journal) dropCache() {
 	j.cmu.Unlock()
 }
 
-// flushChunk writes the chunk being filled.
+// flushChunk hands the chunk being filled to the compressor, and inserts
+// the chunks compressed by then (waiting for the oldest when more than
+// maxPendChunks are pending).
 func (tx *Tx) flushChunk() error {
 	b := tx.chunk
 	if b == nil {
 		return nil
 	}
 	tx.chunk = nil
-	data, err := tx.j.compressChunk(tx.codec(), b.raw)
-	tx.j.chunkRaw = b.raw[:0] // the next chunk's (compressChunk keeps none of it)
-	if err != nil {
-		return wrap("chunk", err)
+	if tx.zq == nil {
+		tx.zq, tx.zdone = make(chan *zChunk, maxPendChunks), make(chan struct{})
+		go tx.j.compressor(tx.zq, tx.zdone)
 	}
-	return wrap("chunk", tx.exec(qAddChunk, b.id, data))
+	z := &zChunk{id: b.id, c: tx.codec(), raw: b.raw, done: make(chan struct{})}
+	tx.pend = append(tx.pend, z)
+	tx.zq <- z
+	return tx.writeChunks(maxPendChunks)
+}
+
+// compressor compresses the chunks it receives (with the journal's
+// writer, which nothing else uses meanwhile) until zq is closed.
+func (j *Journal) compressor(zq <-chan *zChunk, done chan<- struct{}) {
+	defer close(done)
+	for z := range zq {
+		z.data, z.err = j.compressChunk(z.c, z.raw)
+		close(z.done)
+	}
+}
+
+// writeChunks inserts the pending chunks that are compressed, in order,
+// waiting for the oldest ones until at most keep are pending.
+func (tx *Tx) writeChunks(keep int) error {
+	for len(tx.pend) > 0 {
+		z := tx.pend[0]
+		if len(tx.pend) <= keep {
+			select {
+			case <-z.done:
+			default:
+				return nil
+			}
+		}
+		<-z.done
+		tx.pend = tx.pend[1:]
+		tx.freeRaw = append(tx.freeRaw, z.raw[:0]) // compressChunk keeps none of it
+		if z.err != nil {
+			return wrap("chunk", z.err)
+		}
+		if err := tx.exec(qAddChunk, z.id, z.data); err != nil {
+			return wrap("chunk", err)
+		}
+	}
+	return nil
+}
+
+// stopCompressor stops the transaction's compressor, if it started, and
+// waits for it (pending chunks not inserted are dropped: the transaction
+// rolls back).
+func (tx *Tx) stopCompressor() {
+	if tx.zq == nil {
+		return
+	}
+	close(tx.zq)
+	<-tx.zdone
+	tx.zq = nil
+	if n := len(tx.freeRaw); n > 0 {
+		tx.j.chunkRaw = tx.freeRaw[n-1]
+	}
 }
 
 // codec is the journal's coder of row values, nil for a journal written
@@ -349,12 +432,19 @@ func (tx *Tx) AddRow(r Row) error {
 		}
 	}
 	if tx.chunk == nil {
-		var id int64
-		if err := tx.t.QueryRow(`SELECT ifnull(max(id),0)+1 FROM chunks`).Scan(&id); err != nil {
-			return wrapRow(r.Index, err)
+		if tx.nextChunk == 0 {
+			// the chunks pending are not in the table yet: their ids are counted here
+			if err := tx.t.QueryRow(`SELECT ifnull(max(id),0)+1 FROM chunks`).Scan(&tx.nextChunk); err != nil {
+				return wrapRow(r.Index, err)
+			}
 		}
-		tx.chunk = &chunkBuf{id: id, raw: tx.j.chunkRaw}
+		raw := tx.j.chunkRaw
 		tx.j.chunkRaw = nil
+		if n := len(tx.freeRaw); n > 0 {
+			raw, tx.freeRaw = tx.freeRaw[n-1], tx.freeRaw[:n-1]
+		}
+		tx.chunk = &chunkBuf{id: tx.nextChunk, raw: raw}
+		tx.nextChunk++
 	}
 	base := keyInfo(r.Key, r.Info)
 	tx.chunk.add(r.Index, base, r.Req)
@@ -401,6 +491,9 @@ func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 			if err := tx.flushChunk(); err != nil {
 				return err
 			}
+		}
+		if err := tx.writeChunks(0); err != nil { // the chunk may be one of them
+			return err
 		}
 		e, err := tx.j.chunkEntry(tx.stmt(qChunk), c, id, idx)
 		if err != nil {

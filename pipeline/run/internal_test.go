@@ -191,28 +191,14 @@ func TestStoredResBarcodes(t *testing.T) {
 	}
 }
 
-// TestSeedInputChanged: the second pass over the input must give the rows
-// of the first; otherwise the seed fails with a usage error and leaves
-// the journal without rows.
+// TestSeedInputChanged: the seed's pass over the input must give the
+// rows of the first pass when there was one; otherwise the seed fails
+// with a usage error and leaves the journal without rows.
 func TestSeedInputChanged(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	csv := "Código;Nome;CPF;Valor\nA1;Ana;52998224725;10,00\nB2;Bia;11144477735;20,00\n"
-	job := `version: 1
-name: Semente
-input: {file: p.csv, key: Código}
-issue:
-  boletos:
-    due: +15d
-    items: [{name: "Serviço", value: "{{ .Valor }}"}]
-`
-	if err := os.WriteFile(filepath.Join(dir, "p.csv"), []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(job), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	jb, err := pipeline.Load(filepath.Join(dir, "job.yaml"), pipeline.LoadOptions{})
+	jobPath := writeSeedJob(t, dir)
+	jb, err := pipeline.Load(jobPath, pipeline.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,18 +209,18 @@ issue:
 	}
 	for name, c := range map[string]struct {
 		sum pipeline.Summary
-		ids string
+		ids *rowIDs
 	}{
-		"same rows":       {*sum, first.sum()},
-		"other rows":      {*sum, newRowIDs().sum()},
-		"other amounts":   {pipeline.Summary{Rows: 2, Accepted: 2, AcceptedCents: sum.AcceptedCents + 1}, first.sum()},
-		"one row refused": {pipeline.Summary{Rows: 2, Accepted: 1, Refused: 1, AcceptedCents: sum.AcceptedCents}, first.sum()},
+		"same rows":       {*sum, first},
+		"other rows":      {*sum, newRowIDs()},
+		"other amounts":   {pipeline.Summary{Rows: 2, Accepted: 2, AcceptedCents: sum.AcceptedCents + 1}, first},
+		"one row refused": {pipeline.Summary{Rows: 2, Accepted: 1, Refused: 1, AcceptedCents: sum.AcceptedCents}, first},
 	} {
 		j, err := journal.Create(filepath.Join(t.TempDir(), journal.FileName))
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = seed(ctx, j, jb, Meta{RunID: "20270101-000000-abcdef", Kind: results.Boletos}, &c.sum, c.ids)
+		_, err = seed(ctx, j, jb, &Meta{RunID: "20270101-000000-abcdef", Kind: results.Boletos}, seedPass{want: &scan{sum: &c.sum, ids: c.ids}})
 		counts, cerr := j.StateCounts(ctx)
 		j.Close()
 		if cerr != nil {
@@ -248,6 +234,54 @@ issue:
 			t.Fatalf("%s: %v, rows %v", name, err, counts)
 		}
 	}
+}
+
+// TestRunInputChangedDuringSeed: with one validation pass (no production
+// confirmation), an input that changes while the run is prepared stops
+// the run before anything is sent: no run folder, nothing in the index.
+func TestRunInputChangedDuringSeed(t *testing.T) {
+	dir := t.TempDir()
+	jobPath := writeSeedJob(t, dir)
+	runs := filepath.Join(dir, "runs")
+	seedPassHook = func() {
+		if err := os.WriteFile(filepath.Join(dir, "p.csv"), []byte(seedCSV+"C3;Caio;39053344705;30,00\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { seedPassHook = nil }()
+	_, err := Run(context.Background(), jobPath, Options{RunsDir: runs, RunID: "20270101-000000-abcdef"})
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(ue.Msg, "mudou") {
+		t.Fatalf("run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(runs, "20270101-000000-abcdef")); !os.IsNotExist(err) {
+		t.Fatalf("the run's folder is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(runs, IndexFile)); !os.IsNotExist(err) {
+		t.Fatalf("the run is in the index: %v", err)
+	}
+}
+
+const seedCSV = "Código;Nome;CPF;Valor\nA1;Ana;52998224725;10,00\nB2;Bia;11144477735;20,00\n"
+
+// writeSeedJob writes a two-row slip job and its input into dir.
+func writeSeedJob(t *testing.T, dir string) string {
+	t.Helper()
+	job := `version: 1
+name: Semente
+input: {file: p.csv, key: Código}
+issue:
+  boletos:
+    due: +15d
+    items: [{name: "Serviço", value: "{{ .Valor }}"}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.csv"), []byte(seedCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "job.yaml")
 }
 
 // TestMarshalReq: a row's request is journaled as json.Marshal writes it,

@@ -19,14 +19,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -216,62 +214,59 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		runsDir = job.Reports.Dir
 	}
 	runsDir, _ = filepath.Abs(runsDir)
-	// First pass: validate and plan as the rows stream, keeping counts,
-	// the plan (batch boundaries), the rows' identities as hashes, the
-	// job's Pix keys and split accounts; nothing per row beyond 16 bytes.
-	b := pipeline.NewPlanBuilder(job)
-	ids := newRowIDs()
-	var pixKeys, contas []string
-	sum, err := pipeline.ValidateStream(ctx, job, pipeline.Handler{Item: func(it *pipeline.Item) error {
-		b.Add(it)
-		ids.add(rowIdentity(it))
-		if c := it.Cobv; c != nil && job.Spec.Issue.Cobv != nil && !hasKey(pixKeys, c.Chave) {
-			pixKeys = append(pixKeys, strings.Clone(c.Chave))
-		}
-		if sp := it.PixSplit; sp != nil && job.Spec.Issue.Cobv != nil {
-			for _, r := range sp.Split.Repasses {
-				if r.Favorecido != nil && !slices.Contains(contas, r.Favorecido.Conta) {
-					contas = append(contas, strings.Clone(r.Favorecido.Conta))
-				}
-			}
-		}
-		return nil
-	}})
-	if err != nil {
-		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
-	}
-	if sum.Refused > 0 && job.OnInvalid != "skip" {
-		// the report of the problems: the notes only, not the rows
-		v, err := pipeline.ValidateNotes(ctx, job)
-		if err != nil {
-			return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
-		}
-		return nil, &InvalidRowsError{Validation: v}
-	}
-	plan := b.Done(jobPath, sum)
-	inputSHA, err := fileSHA256(job.InputFile)
-	if err != nil {
-		return nil, &UsageError{Msg: err.Error(), Err: err}
-	}
+	describe := func(err error) string { return describeLoad(jobPath, job, err, opts.Lang) }
 	idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
 	var warnings []string
-	// same job, same input, same resolved due dates (a monthly job with
-	// relative dates run again next month is a new run), unless --again
-	same, w, err := idx.earlier(ctx, earlierQuery{JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service, IDs: ids, Again: opts.Again,
-		Names: func(ords map[int]bool) (map[int]string, error) { return identitiesAt(ctx, job, ords) }})
-	if err != nil {
-		return nil, err
-	}
-	if same != nil {
-		return nil, &DuplicateError{Earlier: *same}
-	}
-	if w != "" {
-		warnings = append(warnings, w)
-	}
-	if job.Service == "production" && !opts.Yes {
-		if opts.Confirm == nil || !opts.Confirm(plan) {
-			return nil, &UsageError{Msg: "execução em produção não confirmada; nada foi enviado (use --yes para confirmar sem perguntar)"}
+	// check stops a job whose rows have problems (on_invalid: stop) or
+	// that ran before on the same input, and notes the repeated rows
+	check := func(s *scan, inputSHA string) error {
+		if s.sum.Refused > 0 && job.OnInvalid != "skip" {
+			// the report of the problems: the notes only, not the rows
+			v, err := pipeline.ValidateNotes(ctx, job)
+			if err != nil {
+				return &UsageError{Msg: describe(err), Err: err}
+			}
+			return &InvalidRowsError{Validation: v}
 		}
+		// same job, same input, same resolved due dates (a monthly job with
+		// relative dates run again next month is a new run), unless --again
+		same, w, err := idx.earlier(ctx, earlierQuery{JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service, IDs: s.ids, Again: opts.Again,
+			Names: func(ords map[int]bool) (map[int]string, error) { return identitiesAt(ctx, job, ords) }})
+		if err != nil {
+			return err
+		}
+		if same != nil {
+			return &DuplicateError{Earlier: *same}
+		}
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+		return nil
+	}
+	// One validation pass seeds the journal and the checks run before it
+	// commits, unless a person must confirm the plan first (production:
+	// no transaction is held open while they answer) or the journal is in
+	// PostgreSQL (a refused run leaves no schema behind): then a first
+	// pass validates and plans, and the seed's pass must give its rows.
+	var first *scan
+	var inputSHA string
+	if opts.DB != "" || job.Service == "production" && !opts.Yes {
+		if first, err = scanJob(ctx, job, "", false, nil); err != nil {
+			return nil, &UsageError{Msg: describe(err), Err: err}
+		}
+		if inputSHA, err = fileSHA256(job.InputFile); err != nil {
+			return nil, &UsageError{Msg: err.Error(), Err: err}
+		}
+		if err := check(first, inputSHA); err != nil {
+			return nil, err
+		}
+		if job.Service == "production" && !opts.Yes {
+			if opts.Confirm == nil || !opts.Confirm(first.donePlan(jobPath)) {
+				return nil, &UsageError{Msg: "execução em produção não confirmada; nada foi enviado (use --yes para confirmar sem perguntar)"}
+			}
+		}
+	} else if inputSHA, err = fileSHA256(job.InputFile); err != nil {
+		return nil, &UsageError{Msg: err.Error(), Err: err}
 	}
 	runID := opts.RunID
 	if runID == "" {
@@ -306,19 +301,35 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	if m.PixBaseURL == "" && job.Endpoint.PixBaseURL != "" {
 		m.PixBaseURL = job.Endpoint.PixBaseURL
 	}
-	if job.Kind == results.Cobv && job.Spec.Issue.Cobv != nil {
-		m.PixKeys, m.SplitContas = pixKeys, contas
-	}
 	j, err := createJournal(ctx, dir, m, opts) // journal.db, or Postgres with opts.DB (cluster.go)
 	if err != nil {
 		return nil, err
 	}
 	defer j.Close()
-	if err := seed(ctx, j, job, m, sum, ids.sum()); err != nil {
+	sp := seedPass{want: first, describe: describe, jobPath: jobPath}
+	if first == nil {
+		// the one pass: the input must not change while it is read, and
+		// the checks come before the journal commits
+		sp.gate = func(s *scan) error {
+			if seedPassHook != nil {
+				seedPassHook()
+			}
+			if sha, err := fileSHA256(job.InputFile); err != nil || sha != inputSHA {
+				return inputChanged(job)
+			}
+			return check(s, inputSHA)
+		}
+	}
+	s, err := seed(ctx, j, job, &m, sp)
+	if err != nil {
 		// nothing was sent and the run is not in the index yet
 		j.Close()
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	plan, ids := s.donePlan(jobPath), s.ids
+	if first != nil {
+		plan, ids = first.donePlan(jobPath), first.ids
 	}
 	if err := idx.appendIDs(Entry{RunID: runID, Dir: dir, JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service,
 		JobName: job.Name, StartedAt: m.StartedAt}, ids); err != nil {
@@ -334,6 +345,10 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	}
 	return out, err
 }
+
+// seedPassHook, when set, is called once the seed's one pass has read the
+// input (tests change the input there).
+var seedPassHook func()
 
 // Resume continues the run in dir from its journal.
 func Resume(ctx context.Context, dir string, opts Options) (*Outcome, error) {
@@ -371,135 +386,6 @@ type Meta struct {
 	Operator    string         `json:"operator,omitempty"`
 	BatchDesc   string         `json:"batch_desc,omitempty"`
 	Account     string         `json:"account,omitempty"`
-}
-
-// rowReq is what is sent for a row.
-type rowReq struct {
-	Carnet   *pipeline.CarnetRequest `json:"carnet,omitempty"`
-	Slip     *pipeline.SlipRequest   `json:"slip,omitempty"`
-	Cobv     *pipeline.CobvRequest   `json:"cobv,omitempty"`
-	SplitKey string                  `json:"split_key,omitempty"`
-}
-
-// seed writes the run's identity, every row with its request, the batches
-// and the split configurations into a new journal, in one transaction. It
-// validates the job again, the rows streaming into the journal as they
-// come (nothing of them is held), and fails when they are not those of
-// the first pass (want, the SHA-256 of the identities wantIDs): the input
-// changed in between.
-func seed(ctx context.Context, j *journal.Journal, job *pipeline.Job, m Meta, want *pipeline.Summary, wantIDs string) error {
-	mb, _ := json.Marshal(m)
-	type splitDef struct {
-		id   string
-		body []byte
-	}
-	splits := map[string]splitDef{}
-	ids := newRowIDs()
-	ids.rows = nil
-	ids.shaOnly = true
-	pb := pipeline.NewPlanBuilder(job)
-	return j.Tx(ctx, func(tx *journal.Tx) error {
-		if err := tx.SetMeta("meta", string(mb)); err != nil {
-			return err
-		}
-		sum, err := pipeline.ValidateStream(ctx, job, pipeline.Handler{
-			Refused: func(r *results.Row) error {
-				info, _ := json.Marshal(r)
-				return tx.AddRow(journal.Row{Index: r.Index, Key: r.Key, State: journal.RowRefused, Info: info})
-			},
-			Item: func(it *pipeline.Item) error {
-				pb.Add(it)
-				ids.add(rowIdentity(it))
-				info, req, sk, sp := seedRow(it, m.RunID)
-				if sp != nil {
-					if _, ok := splits[sk]; !ok {
-						body, _ := json.Marshal(sp)
-						splits[strings.Clone(sk)] = splitDef{id: SplitConfigID(m.RunID, sk), body: body}
-					}
-				}
-				return tx.AddRow(journal.Row{Index: it.Index, Key: it.Key, State: journal.RowPending, Info: info, Req: req})
-			},
-		})
-		if err != nil {
-			return &UsageError{Msg: err.Error(), Err: err}
-		}
-		if sum.Rows != want.Rows || sum.Accepted != want.Accepted || sum.Refused != want.Refused ||
-			sum.AcceptedCents != want.AcceptedCents || ids.sum() != wantIDs {
-			return &UsageError{Msg: fmt.Sprintf("a planilha %s mudou enquanto a execução era preparada; nada foi enviado: rode o job de novo", job.InputFile)}
-		}
-		if job.Kind == results.Cobv {
-			for n, b := range pb.Done("", sum).Issue.Batches {
-				if err := tx.AddBatch(journal.Batch{Num: n + 1, ID: BatchID(m.RunID, n+1), First: b.First, End: b.First + b.Items, State: journal.BatchPending}); err != nil {
-					return err
-				}
-			}
-			for k, s := range splits {
-				if err := tx.AddSplit(journal.Split{Key: k, ID: s.id, Body: s.body, State: "pending"}); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-}
-
-// seedRow is what the journal keeps of an accepted row: its description
-// (a pending result), its request with the run's custom_id or txid, and
-// for a Pix split the configuration's key and body.
-func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string, split any) {
-	row := results.Row{Index: it.Index, SourceRow: it.SourceRow, Key: it.Key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
-		Outcome: results.Pending, AmountCents: it.AmountCents, Split: it.Split}
-	if !it.DueDate.IsZero() {
-		row.DueDate = it.DueDate.Format("2006-01-02")
-	}
-	for _, p := range it.Parcels {
-		row.Parcels = append(row.Parcels, results.Parcel{Number: p.Number, DueDate: p.DueDate.Format("2006-01-02"), ValueCents: p.ValueCents})
-	}
-	if len(row.Parcels) > 0 && row.DueDate == "" {
-		row.DueDate = row.Parcels[0].DueDate
-	}
-	var r rowReq
-	switch {
-	case it.Carnet != nil:
-		c := *it.Carnet
-		c.Metadata = withCustomID(c.Metadata, runID, it.Key)
-		row.CustomID = c.Metadata.CustomID
-		r.Carnet = &c
-	case it.Slip != nil:
-		s := *it.Slip
-		s.Metadata = withCustomID(s.Metadata, runID, it.Key)
-		row.CustomID = s.Metadata.CustomID
-		r.Slip = &s
-	case it.Cobv != nil:
-		c := *it.Cobv
-		if c.Txid == "" {
-			c.Txid = rules.DeriveTxid(runID, it.Key)
-		}
-		row.Txid = c.Txid
-		r.Cobv = &c
-		if it.PixSplit != nil {
-			r.SplitKey = it.SplitKey
-			splitKey, split = it.SplitKey, it.PixSplit
-		}
-	}
-	info = reports.MarshalRow(&row)
-	req = marshalReq(&r)
-	return info, req, splitKey, split
-}
-
-// marshalReq is json.Marshal(r), a cobv's written without reflection
-// (pipeline.AppendCobvJSON) when its strings and its split key are plain.
-func marshalReq(r *rowReq) []byte {
-	if r.Cobv != nil && r.Carnet == nil && r.Slip == nil && pipeline.JSONPlain(r.SplitKey) {
-		if b, ok := pipeline.AppendCobvJSON(append(make([]byte, 0, 640), `{"cobv":`...), r.Cobv); ok {
-			if r.SplitKey != "" {
-				b = append(append(append(b, `,"split_key":"`...), r.SplitKey...), '"')
-			}
-			return append(b, '}')
-		}
-	}
-	b, _ := json.Marshal(r)
-	return b
 }
 
 // CustomID is the deterministic metadata.custom_id of a row: the run id and
