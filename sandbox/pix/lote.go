@@ -380,7 +380,6 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 	var now1 *freshLote
 	var fresh *lote
 	var freshRaw []byte
-	var pre *precheck
 	if m.delay == 0 {
 		// A batch already committed is a re-PUT (never deleted): not built
 		// for nothing (its loc ids would be lost).
@@ -388,9 +387,6 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		if err == nil && old == nil {
 			if now1, err = prepareFresh(ai, id, host, lb, now); err == nil {
 				err = m.buildCharges(ctx, ai, now1)
-			}
-			if err == nil {
-				pre, err = m.precheckCharges(ctx, ai.ID, lb.txids)
 			}
 		}
 		if err != nil {
@@ -447,7 +443,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 					free = append(free, t)
 				}
 			}
-			existing, err := m.existingCharges(tx, ai.ID, free, pre)
+			existing, err := m.charges.TxGetMany(tx, ai.ID, free)
 			if err != nil {
 				return storeErr(err)
 			}

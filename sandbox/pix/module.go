@@ -65,9 +65,6 @@ type Module struct {
 	vmu   sync.Mutex
 	views map[*lote][]byte // encoded GET /v2/lotecobv/{id} answers of cached batch values (loteView)
 
-	created       createdLog // charges committed, for the batches' look-ups before the lock (lote_exists.go)
-	afterPrecheck func()     // tests: runs between a batch's look-up and its transaction
-
 	hmu      sync.Mutex
 	handOffs map[[2]string]map[string]decodedItem // requests PUT decoded, per (account, batch), for the worker (handOff)
 

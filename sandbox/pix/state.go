@@ -210,11 +210,6 @@ func (m *Module) putChargeRows(tx *store.Tx, account string, rows chargeRows) er
 	if err := m.charges.PutMany(tx, account, rows.docs); err != nil {
 		return err
 	}
-	txids := make([]string, len(rows.docs))
-	for i, d := range rows.docs {
-		txids[i] = d.ID
-	}
-	tx.OnCommit(func() { m.created.add(account, txids) })
 	return tx.PutAliases(idxLoc, "", rows.locs)
 }
 

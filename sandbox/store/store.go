@@ -427,11 +427,6 @@ func (tx *Tx) PutRaw(kind, account, id string, raw []byte) error {
 	return nil
 }
 
-// Wrote tells whether the document (kind, account, id) was written in
-// the database transaction: by this call or by an earlier call of its
-// group commit (committed or not yet).
-func (tx *Tx) Wrote(kind, account, id string) bool { return tx.written[docKey{kind, account, id}] }
-
 func (tx *Tx) markWritten(kind, account, id string) {
 	if tx.written == nil {
 		tx.written = map[docKey]bool{}
