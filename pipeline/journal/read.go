@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
@@ -226,77 +225,11 @@ type Page struct {
 // RowsPage returns the rows p selects, decoded as Rows does. A run reads
 // its rows this way, a window at a time, instead of all of them at once.
 func (j *Journal) RowsPage(ctx context.Context, p Page) ([]Row, error) {
-	q := `SELECT idx,key,state,info,req,res,attempts FROM rows WHERE idx > ?`
-	args := []any{p.After}
-	if p.Before > 0 {
-		q += ` AND idx < ?`
-		args = append(args, p.Before)
-	}
-	for _, set := range []struct {
-		op     string
-		states []string
-	}{{"IN", p.Only}, {"NOT IN", p.Not}} {
-		if len(set.states) == 0 {
-			continue
-		}
-		q += ` AND state ` + set.op + ` (?` + strings.Repeat(`,?`, len(set.states)-1) + `)`
-		for _, s := range set.states {
-			args = append(args, s)
-		}
-	}
-	q += ` ORDER BY idx`
-	if p.Limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, p.Limit)
-	}
-	type raw struct {
-		r              Row
-		info, req, res []byte
-	}
-	var rows []raw
-	// the cursor is read to its end and closed before any chunk is read:
-	// the journal has one connection
-	rs, err := j.db.QueryContext(ctx, q, args...)
+	d, err := j.ReadPage(ctx, p)
 	if err != nil {
-		return nil, wrap("rows", err)
+		return nil, err
 	}
-	for rs.Next() {
-		var x raw
-		if err := rs.Scan(&x.r.Index, &x.r.Key, &x.r.State, &x.info, &x.req, &x.res, &x.r.Attempts); err != nil {
-			rs.Close()
-			return nil, wrap("rows", err)
-		}
-		rows = append(rows, x)
-	}
-	rs.Close()
-	if err := rs.Err(); err != nil {
-		return nil, wrap("rows", err)
-	}
-	c := j.codec.Load()
-	out := make([]Row, len(rows))
-	for i := range rows {
-		x := &rows[i]
-		r := x.r
-		var base []byte
-		info, req := x.info, x.req
-		if id, ok := chunkOf(info); ok {
-			e, err := j.chunkEntry(j.stmts[qChunk], c, id, r.Index)
-			if err != nil {
-				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
-			}
-			j.knowChunk(r.Index, id)
-			if r.Key, info, err = splitKeyInfo(e.keyInfo); err != nil {
-				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
-			}
-			base, req = e.keyInfo, e.req
-		}
-		r.Info, r.Req = info, req
-		if r.Res, err = c.decodeRes(base, x.res); err != nil {
-			return nil, wrap(fmt.Sprintf("row %d: resultado", r.Index), err)
-		}
-		out[i] = r
-	}
-	return out, nil
+	return d.Decode()
 }
 
 // StateCounts returns how many rows are in each state.

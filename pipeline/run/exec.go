@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -422,6 +423,97 @@ func (e *executor) eachPage(ctx context.Context, p journal.Page, what int, fn fu
 	}
 }
 
+// eachPageAhead reads aheadRows rows at a time (fewer queries than
+// pageRows), and at most pagesAhead pages ahead of the one fn is given.
+const (
+	aheadRows  = 1024
+	pagesAhead = 3
+)
+
+// eachPageAhead is eachPage reading ahead: one goroutine reads the
+// journal's pages in turn (journal.ReadPage), decoders (as many as the
+// cores) decode them in that order, and fn gets them in order, while at
+// most pagesAhead more are read or decoded. The rows must not change
+// while it reads (results, once the calls are over): a page read ahead is
+// not read again. It returns once nothing it started uses the journal.
+func (e *executor) eachPageAhead(ctx context.Context, p journal.Page, what int, fn func([]*jrow) (bool, error)) error {
+	p.Limit = aheadRows
+	type page struct {
+		data *journal.PageData
+		rows []*jrow
+		err  error
+		done chan struct{}
+	}
+	var wg sync.WaitGroup
+	pages := make(chan *page, pagesAhead)  // in order, to fn
+	work := make(chan *page, pagesAhead+2) // in order, to the decoders (never full: pages bounds them)
+	stop := make(chan struct{})
+	wg.Go(func() {
+		defer close(pages)
+		defer close(work)
+		for {
+			d, err := e.j.ReadPage(ctx, p)
+			if err == nil && d.Len() == 0 {
+				return
+			}
+			pg := &page{data: d, err: err, done: make(chan struct{})}
+			if err != nil {
+				close(pg.done)
+			}
+			select {
+			case pages <- pg:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+			work <- pg
+			p.After = d.Last()
+		}
+	})
+	for range max(1, min(2, runtime.GOMAXPROCS(0))) {
+		wg.Go(func() {
+			for pg := range work {
+				pg.rows, pg.err = decodePage(pg.data, what)
+				pg.data = nil
+				close(pg.done)
+			}
+		})
+	}
+	defer func() {
+		close(stop)
+		for range pages {
+		}
+		wg.Wait()
+	}()
+	for pg := range pages {
+		<-pg.done
+		if pg.err != nil {
+			return pg.err
+		}
+		if more, err := fn(pg.rows); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodePage decodes a page's rows as what says.
+func decodePage(d *journal.PageData, what int) ([]*jrow, error) {
+	rows, err := d.Decode()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*jrow, len(rows))
+	for i, r := range rows {
+		if out[i], err = decodeRow(r, what); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func (e *executor) unfinished() bool {
 	for s, n := range e.counts {
 		switch s {
@@ -511,7 +603,7 @@ func (e *executor) resultRow(jr *jrow) results.Row {
 func (e *executor) eachResult(ctx context.Context, yield func(*results.Row) error) (results.Totals, []int64, error) {
 	t := results.NewTotals()
 	var denied []int64
-	err := e.eachPage(ctx, journal.Page{After: -1}, decodeResult, func(rows []*jrow) (bool, error) {
+	err := e.eachPageAhead(ctx, journal.Page{After: -1}, decodeResult, func(rows []*jrow) (bool, error) {
 		for _, jr := range rows {
 			row := e.resultRow(jr)
 			t.Add(&row)
