@@ -22,7 +22,9 @@ func TestChunksCompressedAside(t *testing.T) {
 			info := func(i int) string {
 				return fmt.Sprintf(`{"index":%d,"key":"k%d@exemplo.com.br","payer_name":"Pagador %d","amount_cents":%d}`, i, i, i, 500+i)
 			}
-			req := func(i int) string { return fmt.Sprintf(`{"cobv":{"txid":"tx%05dabcdefghijklmnopqrstu","valor":"%d.00"}}`, i, i) }
+			req := func(i int) string {
+				return fmt.Sprintf(`{"cobv":{"txid":"tx%05dabcdefghijklmnopqrstu","valor":"%d.00"}}`, i, i)
+			}
 			res := func(i int) string { return fmt.Sprintf(`{"index":%d,"outcome":"issued","location":"loc/%d"}`, i, i*31) }
 			const n = (maxPendChunks+3)*chunkRows + 17
 			set := map[int]bool{3: true, chunkRows + 1: true, 5*chunkRows + 2: true, n - 1: true}
