@@ -1,6 +1,9 @@
 package charges
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"sync"
+)
 
 // The packed path of the QR encoder: what qrImage uses for symbols up to
 // 64 modules (versions 1 to 11, BR Codes up to 251 bytes, which covers the
@@ -51,11 +54,21 @@ func qrVersionFor(n int) int {
 // pads, split in blocks, each followed by its Reed-Solomon remainder,
 // interleaved. The caller checked that content fits the version.
 func qrCodewords(content []byte, version int) []byte {
+	return qrCodewordsIn(nil, content, version)
+}
+
+// qrCodewordsIn is qrCodewords in scratch, when it is large enough.
+func qrCodewordsIn(scratch []byte, content []byte, version int) []byte {
 	b := qrBlocks[version]
 	ec := b[0]
 	totalData := b[1]*b[2] + b[3]*b[4]
 	nblocks := b[1] + b[3]
-	buf := make([]byte, totalData+totalData+nblocks*ec)
+	var buf []byte
+	if n := totalData + totalData + nblocks*ec; n <= len(scratch) {
+		buf = scratch[:n]
+	} else {
+		buf = make([]byte, n)
+	}
 	data := buf[:totalData]
 	// Mode 0100, the count (8 bits, 16 from version 10), the bytes and the
 	// terminator 0000: everything after the mode nibble is shifted by 4
@@ -137,14 +150,29 @@ func qrCodewords(content []byte, version int) []byte {
 // size, or ok false when the symbol would be larger than 64 modules (or the
 // content does not fit at all): the caller then uses qrMatrix.
 func qrRows(content []byte) (rows []uint64, size int, ok bool) {
+	return qrRowsIn(new(qrScratch), content)
+}
+
+// qrScratch is the memory of qrRowsIn: the rows it returns are in it.
+type qrScratch struct {
+	words [4 * 64]uint64
+	cw    [1024]byte // codewords: 658 bytes at most up to version 11
+}
+
+// qrScratches keeps qrScratch values for qrImage.
+var qrScratches = sync.Pool{New: func() any { return new(qrScratch) }}
+
+// qrRowsIn is qrRows in sc's memory: its rows are sc's until sc is used
+// again.
+func qrRowsIn(sc *qrScratch, content []byte) (rows []uint64, size int, ok bool) {
 	version := qrVersionFor(len(content))
 	if version == 0 || 17+4*version > 64 {
 		return nil, 0, false
 	}
-	final := qrCodewords(content, version)
+	final := qrCodewordsIn(sc.cw[:], content, version)
 	l := qrLayoutOf(version)
 	n := l.size
-	words := make([]uint64, 4*n)
+	words := sc.words[:4*n]
 	var m [64]uint64
 	copy(m[:], l.fnRows)
 	total := min(len(final)*8, len(l.dataX))

@@ -116,7 +116,9 @@ var pngPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // modules of qrModule pixels on white with a 4-module quiet zone, 1 bit per
 // pixel.
 func qrImage(content string) (string, error) {
-	if rows, n, ok := qrRows([]byte(content)); ok {
+	sc := qrScratches.Get().(*qrScratch)
+	defer qrScratches.Put(sc)
+	if rows, n, ok := qrRowsIn(sc, []byte(content)); ok {
 		return qrPNG(n, func(my int, row []byte) {
 			// Byte j of the row holds image modules 2j and 2j+1, symbol
 			// modules 2(j-2) and 2(j-2)+1 past the 4-module quiet zone.
