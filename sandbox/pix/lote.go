@@ -416,6 +416,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		}
 		var vs []Violacao
 		var claims map[string]store.Alias
+		var free []string // the txids no batch claims (a claimed txid has no charge)
 		if old != nil {
 			// Batch rule: a change carries exactly the original txids.
 			orig := map[string]bool{}
@@ -432,46 +433,23 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 			}
 		} else {
 			// Two queries for the batch: the claims, then the charges of
-			// the txids no batch claims (a claimed txid has no charge).
+			// the free txids (but those a batch processed by its PUT
+			// creates: see lookUp).
 			claims, err = tx.GetAliases(idxClaim, ai.ID, lb.txids)
 			if err != nil {
 				return storeErr(err)
 			}
-			var free []string
 			for _, t := range lb.txids {
 				if _, ok := claims[t]; !ok {
 					free = append(free, t)
 				}
 			}
-			existing, err := m.charges.TxGetMany(tx, ai.ID, free)
-			if err != nil {
+			if vs, err = m.batchViolations(tx, r, ai.ID, lb.txids, now1.lookUp(free, claims), claims); err != nil {
 				return storeErr(err)
 			}
-			held := map[string]*lote{}
-			for i, t := range lb.txids {
-				p := fmt.Sprintf("cobsv[%d].txid", i)
-				if c := existing[t]; c != nil {
-					if c.LoteID == "" {
-						vs = append(vs, Violacao{Razao: "cobrança criada por PUT /v2/cobv/{txid} não pode entrar em um lote", Propriedade: p, Valor: t})
-					} else {
-						vs = append(vs, Violacao{Razao: "cobrança já pertence ao lote " + c.LoteID, Propriedade: p, Valor: t})
-					}
-					continue
-				}
-				cl, ok := claims[t]
-				if !ok {
-					continue
-				}
-				lid := cl.Owner
-				l, seen := held[lid]
-				if !seen {
-					if l, err = r.lote(ai.ID, lid); err != nil {
-						return storeErr(err)
-					}
-					held[lid] = l
-				}
-				if l != nil && l.itemStatus(t) != ItemNegada {
-					vs = append(vs, Violacao{Razao: "txid em processamento no lote " + lid, Propriedade: p, Valor: t})
+			if len(vs) > 0 && now1 != nil { // a refusal names every charge that exists
+				if vs, err = m.batchViolations(tx, r, ai.ID, lb.txids, free, claims); err != nil {
+					return storeErr(err)
 				}
 			}
 		}
@@ -486,7 +464,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		tx.Final()
 		if old == nil && now1 != nil {
 			if err := m.commitFresh(tx, ai, now1, claims); err != nil {
-				return storeErr(err)
+				return m.takenRefusal(tx, r, ai.ID, lb.txids, free, claims, err)
 			}
 			done = true
 			return nil

@@ -3,7 +3,9 @@ package pix
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -110,6 +112,89 @@ func (m *Module) buildCharges(ctx context.Context, ai accountInfo, f *freshLote)
 	return err
 }
 
+// lookUp is the txids of free (those no batch claims) whose charges the
+// transaction of a batch processed by its PUT (f) looks up: those of its
+// NEGADA items. A charge that exists on a txid it creates is found by
+// commitFresh's InsertNew (takenRefusal), one index seek less per item
+// in the write lock. Without f (a batch for the worker), all of free.
+func (f *freshLote) lookUp(free []string, claims map[string]store.Alias) []string {
+	if f == nil {
+		return free
+	}
+	return f.denied(claims)
+}
+
+// denied is the txids of f's NEGADA items that claims do not hold.
+func (f *freshLote) denied(claims map[string]store.Alias) []string {
+	var out []string
+	for _, it := range f.l.Items {
+		if _, ok := claims[it.Txid]; !ok && it.Status == ItemNegada {
+			out = append(out, it.Txid)
+		}
+	}
+	return out
+}
+
+// batchViolations checks a new batch's txids (txids) against the charges
+// of look that exist and the claim rows (claims): a txid with a charge,
+// or claimed by a batch that has it in processing, is a violation.
+func (m *Module) batchViolations(tx *store.Tx, r reader, account string, txids, look []string, claims map[string]store.Alias) ([]Violacao, error) {
+	existing, err := m.charges.TxGetMany(tx, account, look)
+	if err != nil {
+		return nil, err
+	}
+	var vs []Violacao
+	held := map[string]*lote{}
+	for i, t := range txids {
+		p := "cobsv[" + strconv.Itoa(i) + "].txid"
+		if c := existing[t]; c != nil {
+			if c.LoteID == "" {
+				vs = append(vs, Violacao{Razao: "cobrança criada por PUT /v2/cobv/{txid} não pode entrar em um lote", Propriedade: p, Valor: t})
+			} else {
+				vs = append(vs, Violacao{Razao: "cobrança já pertence ao lote " + c.LoteID, Propriedade: p, Valor: t})
+			}
+			continue
+		}
+		cl, ok := claims[t]
+		if !ok {
+			continue
+		}
+		lid := cl.Owner
+		l, seen := held[lid]
+		if !seen {
+			if l, err = r.lote(account, lid); err != nil {
+				return nil, err
+			}
+			held[lid] = l
+		}
+		if l != nil && l.itemStatus(t) != ItemNegada {
+			vs = append(vs, Violacao{Razao: "txid em processamento no lote " + lid, Propriedade: p, Valor: t})
+		}
+	}
+	return vs, nil
+}
+
+// takenRefusal answers commitFresh's failure err: a store error, or a
+// charge found on a txid the batch creates (store.TakenError: nothing
+// was written), which refuses the batch as its look-up would have.
+func (m *Module) takenRefusal(tx *store.Tx, r reader, account string, txids, free []string, claims map[string]store.Alias, err error) *apiError {
+	var taken *store.TakenError
+	if !errors.As(err, &taken) {
+		return storeErr(err)
+	}
+	vs, err2 := m.batchViolations(tx, r, account, txids, free, claims)
+	if err2 != nil {
+		return storeErr(err2)
+	}
+	if len(vs) == 0 { // (a txid taken, yet no charge on it)
+		return storeErr(err)
+	}
+	if len(vs) > maxViolacoes {
+		vs = vs[:maxViolacoes]
+	}
+	return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O lote viola as regras de lote.", vs)
+}
+
 // commitFresh writes f in tx once its batch rules held: the charges of
 // its CRIADA items as built (buildCharges) with their index rows and
 // locations (a claim row another batch left on such a txid is deleted: a
@@ -133,10 +218,14 @@ func (m *Module) commitFresh(tx *store.Tx, ai accountInfo, f *freshLote, claims 
 	if len(f.rows.docs) != len(f.creates) {
 		return fmt.Errorf("pix: batch %s: %d charges built for %d items", l.ID, len(f.rows.docs), len(f.creates))
 	}
+	// The charges first: InsertNew undoes them if a txid has one already.
+	if err := m.charges.InsertNew(tx, ai.ID, f.rows.docs); err != nil {
+		return err
+	}
 	if err := tx.DeleteAliases(idxClaim, ai.ID, del); err != nil {
 		return err
 	}
-	if err := m.putChargeRows(tx, ai.ID, f.rows); err != nil {
+	if err := tx.PutAliases(idxLoc, "", f.rows.locs); err != nil {
 		return err
 	}
 	if err := tx.PutAliases(idxClaim, ai.ID, keep); err != nil {

@@ -350,3 +350,61 @@ func (c *Cache[T]) PutMany(tx *Tx, account string, rows []DocRow[T]) error {
 	}
 	return nil
 }
+
+// TakenError is InsertNew's answer when a key is taken.
+type TakenError struct{ Kind, Account, ID string }
+
+func (e *TakenError) Error() string {
+	return fmt.Sprintf("store: %s/%s/%s exists already", e.Kind, e.Account, e.ID)
+}
+
+// InsertNew writes rows as PutMany does, but only where their keys are
+// free (no document nor index row there), so that a caller who knows the
+// keys new but for a race need not look them up first: the first key
+// found taken makes it remove the rows it inserted and return a
+// *TakenError naming it; what was there is not changed, and if the call
+// had written nothing before, it has written nothing (Tx.Final). Rows
+// are inserted in order, one statement each.
+func (c *Cache[T]) InsertNew(tx *Tx, account string, rows []DocRow[T]) error {
+	wrote := tx.wrote
+	for i, r := range rows {
+		var n int64
+		var err error
+		if ix := r.Index; ix != nil {
+			owner := ix.Owner
+			if owner == r.ID {
+				owner = ""
+			}
+			n, err = tx.execN("insDocIdx", c.kind, account, r.ID, r.Raw, tx.now, owner, ix.N, ix.S1, ix.S2, ix.S3, ix.S4, ix.I1, ix.I2, ix.I3, ix.I4)
+		} else {
+			n, err = tx.execN("insDoc", c.kind, account, r.ID, r.Raw, tx.now)
+		}
+		if err != nil {
+			return fmt.Errorf("store: insert %s/%s/%s: %w", c.kind, account, r.ID, err)
+		}
+		if n == 0 {
+			for _, p := range rows[:i] {
+				if err := tx.exec("delRow", c.kind, account, p.ID); err != nil {
+					return fmt.Errorf("store: remove %s/%s/%s inserted before %s was found taken: %w", c.kind, account, p.ID, r.ID, err)
+				}
+			}
+			tx.wrote = wrote
+			return &TakenError{Kind: c.kind, Account: account, ID: r.ID}
+		}
+		tx.markWritten(c.kind, account, r.ID)
+	}
+	for _, r := range rows {
+		if r.Index != nil {
+			tx.touch(c.kind, account)
+			break
+		}
+	}
+	if c.max > 0 {
+		tx.OnCommit(func() {
+			for _, r := range rows {
+				c.install(cacheKey{account, r.ID}, r.V)
+			}
+		})
+	}
+	return nil
+}

@@ -191,7 +191,7 @@ func (s *Store) migrate() error {
 		// pgx caches statements per connection itself; database/sql over
 		// SQLite would prepare each one on every call.
 		s.stmts = map[string]*sql.Stmt{}
-		for _, name := range []string{"put", "putDocIdx", "get", "delete", "unsetDoc", "putIdx", "getIdx", "delIdx", "unsetIdx", "putAlias", "getAlias", "delAlias", "setSeq", "nextSeq"} {
+		for _, name := range []string{"put", "putDocIdx", "insDocIdx", "insDoc", "delRow", "get", "delete", "unsetDoc", "putIdx", "getIdx", "delIdx", "unsetIdx", "putAlias", "getAlias", "delAlias", "setSeq", "nextSeq"} {
 			st, err := s.w.Prepare(s.q[name])
 			if err != nil {
 				return fmt.Errorf("store: prepare in %s: %w", s.path, err)
@@ -265,7 +265,12 @@ var queries = map[string]string{
 		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`,
 	"putDocIdx": `INSERT INTO doc(kind, account, id, json, updated_at, ` + idxCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		 ON CONFLICT(kind, account, id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at, ` + idxSet,
-	"get": `SELECT json FROM doc WHERE kind = ? AND account = ? AND id = ? AND json IS NOT NULL`,
+	// InsertNew's: a row only where the key is free, and its undoing.
+	"insDocIdx": `INSERT INTO doc(kind, account, id, json, updated_at, ` + idxCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT(kind, account, id) DO NOTHING`,
+	"insDoc": `INSERT INTO doc(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(kind, account, id) DO NOTHING`,
+	"delRow": `DELETE FROM doc WHERE kind = ? AND account = ? AND id = ?`,
+	"get":    `SELECT json FROM doc WHERE kind = ? AND account = ? AND id = ? AND json IS NOT NULL`,
 	// Delete is both: the row goes if it holds no index row, else its
 	// document is cleared.
 	"delete":   `DELETE FROM doc WHERE kind = ? AND account = ? AND id = ? AND n IS NULL`,
@@ -347,7 +352,9 @@ type Tx struct {
 // whose page copies cost about a tenth of a batch's time under the write
 // lock. If it fails all the same after writing, the whole database
 // transaction is rolled back and the calls committed with it fail with
-// its error (a store error fails the group, not only the call).
+// its error (a store error fails the group, not only the call). A call
+// that wrote nothing but an InsertNew that found a key taken (and undid
+// its rows) has written nothing: it may still refuse.
 func (tx *Tx) Final() { tx.final = true }
 
 // beforeWrite runs before each write statement of the call: it opens the
@@ -396,16 +403,26 @@ func (tx *Tx) OnCommit(f func()) { tx.onCommit = append(tx.onCommit, f) }
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
 func (tx *Tx) exec(name string, args ...any) error {
+	_, err := tx.execN(name, args...)
+	return err
+}
+
+// execN is exec returning the rows the statement changed.
+func (tx *Tx) execN(name string, args ...any) (int64, error) {
 	if err := tx.beforeWrite(); err != nil {
-		return err
+		return 0, err
 	}
+	var res sql.Result
 	var err error
 	if st := tx.stmt(name); st != nil {
-		_, err = st.ExecContext(tx.ctx, args...)
+		res, err = st.ExecContext(tx.ctx, args...)
 	} else {
-		_, err = tx.tx.ExecContext(tx.ctx, tx.s.q[name], args...)
+		res, err = tx.tx.ExecContext(tx.ctx, tx.s.q[name], args...)
 	}
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // Put stores v as JSON under (kind, account, id), replacing any previous
