@@ -277,10 +277,14 @@ type chunkBuf struct {
 	n   int
 }
 
-func (b *chunkBuf) add(idx int, keyInfo, req []byte) {
+// add appends row idx: its key and description as keyInfo stores them,
+// and its request.
+func (b *chunkBuf) add(idx int, key string, info, req []byte) {
+	var n [binary.MaxVarintLen64]byte
+	kn := binary.PutUvarint(n[:], uint64(len(key)))
 	b.raw = binary.AppendUvarint(b.raw, uint64(idx))
-	b.raw = binary.AppendUvarint(b.raw, uint64(len(keyInfo)))
-	b.raw = append(b.raw, keyInfo...)
+	b.raw = binary.AppendUvarint(b.raw, uint64(kn+len(key)+len(info)))
+	b.raw = append(append(append(b.raw, n[:kn]...), key...), info...)
 	if req == nil {
 		b.raw = binary.AppendUvarint(b.raw, chunkReqNull)
 	} else {

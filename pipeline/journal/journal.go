@@ -446,8 +446,11 @@ func (tx *Tx) AddRow(r Row) error {
 		tx.chunk = &chunkBuf{id: tx.nextChunk, raw: raw}
 		tx.nextChunk++
 	}
-	base := keyInfo(r.Key, r.Info)
-	tx.chunk.add(r.Index, base, r.Req)
+	tx.chunk.add(r.Index, r.Key, r.Info, r.Req)
+	var base []byte // the row's key and description, for its result
+	if r.Res != nil {
+		base = keyInfo(r.Key, r.Info)
+	}
 	info := binary.AppendUvarint([]byte{fmtChunk}, uint64(tx.chunk.id))
 	err := tx.exec(qAddRow, r.Index, "", r.State, info, nil, tx.encodeRes(c, base, r.Res), r.Attempts, tx.j.rowStamp())
 	if err != nil {

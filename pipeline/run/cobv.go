@@ -330,12 +330,17 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 			if fetchErr != nil {
 				state = journal.BatchFinal // as if journaled before the fetch: created rows are fetched on resume
 			}
+			// the results' JSON is made before the journal's writer is
+			// held (the other batches' intents wait for it)
+			rbs := make([][]byte, len(rows))
+			for i, r := range rows {
+				rbs[i] = marshalRes(r.res)
+			}
 			issued := 0
 			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
 				issued = 0
-				for _, r := range rows {
-					rb := marshalRes(r.res)
-					if err := tx.SetRow(r.idx, r.state, rb); err != nil {
+				for i, r := range rows {
+					if err := tx.SetRow(r.idx, r.state, rbs[i]); err != nil {
 						return err
 					}
 					if r.state == journal.RowIssued {
@@ -356,10 +361,13 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 			e.prog.batchDone()
 			return nil
 		}
+		rbs := make([][]byte, len(rows))
+		for i := range rows {
+			rbs[i] = marshalRes(outs[i].res)
+		}
 		if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
 			for i, r := range rows {
-				rb := marshalRes(outs[i].res)
-				if err := tx.SetRow(r.idx, outs[i].state, rb); err != nil {
+				if err := tx.SetRow(r.idx, outs[i].state, rbs[i]); err != nil {
 					return err
 				}
 				r.state, r.res = outs[i].state, outs[i].res
