@@ -11,7 +11,7 @@ import (
 // put a commit of the journal's writer (a millisecond or more, behind
 // whatever the writer was committing) into every round trip of every
 // worker. The run journals instead the intents of the next rows, at most
-// one per worker, while the workers' calls are in flight, many in one
+// two per worker, while the workers' calls are in flight, many in one
 // transaction: a worker whose call is answered sends its next row at
 // once, after the route's limiter.
 //
@@ -30,14 +30,28 @@ type intent struct {
 }
 
 // ahead journals the intents of the rows to post, at most cap(slots) of
-// them not sent at a time.
+// them not sent at a time: two per worker. While a worker's worth of
+// intents (one round) is journaled and not sent, it waits for more slots
+// to free and more rows, up to half a round, to journal them in one
+// transaction: the intents are a round ahead of their sends, and each
+// transaction is a commit of the journal (one per row or two before:
+// BenchmarkCarnets2000Latency journaled 2,000 rows' intents in 1,391
+// transactions, besides the outcomes').
 type ahead struct {
-	e     *executor
-	slots chan struct{} // one held for each intent journaled and not sent
+	e       *executor
+	workers int
+	slots   chan struct{} // one held for each intent journaled and not sent
 }
 
-func newAhead(e *executor, n int) *ahead {
-	return &ahead{e: e, slots: make(chan struct{}, n)}
+func newAhead(e *executor, workers int) *ahead {
+	return &ahead{e: e, workers: workers, slots: make(chan struct{}, 2*workers)}
+}
+
+// canWait reports whether a batch of b rows (their slots held, not yet
+// journaled) may wait for more: below half a round, with a whole round
+// journaled and not sent besides.
+func (a *ahead) canWait(b int) bool {
+	return b < a.workers/2 && len(a.slots)-b >= a.workers && !a.e.stopping()
 }
 
 // run takes the rows of in and hands each to submit: a pending row with
@@ -53,27 +67,37 @@ func (a *ahead) run(ctx context.Context, in <-chan *jrow, submit func(*jrow)) {
 		}
 		a.slots <- struct{}{}
 		batch = append(batch[:0], r)
-		// the rows already there, while slots are free: one transaction
+		// the rows already there, while slots are free, or while the
+		// batch can wait for them: one transaction
 	more:
 		for {
 			select {
 			case a.slots <- struct{}{}:
 			default:
-				break more
+				if !a.canWait(len(batch)) {
+					break more
+				}
+				a.slots <- struct{}{} // a worker sends one of the round
 			}
+			var x *jrow
+			var ok bool
 			select {
-			case x, ok := <-in:
-				if ok && x.state == journal.RowPending {
-					batch = append(batch, x)
-					continue
-				}
-				<-a.slots
-				if ok {
-					submit(x)
-					continue
-				}
+			case x, ok = <-in:
 			default:
-				<-a.slots
+				if !a.canWait(len(batch) + 1) {
+					<-a.slots
+					break more
+				}
+				x, ok = <-in
+			}
+			if ok && x.state == journal.RowPending {
+				batch = append(batch, x)
+				continue
+			}
+			<-a.slots
+			if ok {
+				submit(x)
+				continue
 			}
 			break more
 		}
