@@ -224,7 +224,7 @@ type sink interface {
 }
 
 // passBatch is how many rows go to the sinks at a time.
-const passBatch = 256
+const passBatch = 1024
 
 // runPass feeds src to the sinks and finishes them in order. Each sink runs
 // in its own goroutine and gets the rows in batches, in order, so decoding

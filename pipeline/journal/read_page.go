@@ -150,7 +150,6 @@ func (d *PageData) Decode() ([]Row, error) {
 			if err != nil {
 				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
 			}
-			d.j.knowChunk(r.Index, x.chunk)
 			if r.Key, info, err = splitKeyInfo(e.keyInfo); err != nil {
 				return nil, wrap(fmt.Sprintf("row %d", r.Index), err)
 			}
@@ -163,7 +162,25 @@ func (d *PageData) Decode() ([]Row, error) {
 		}
 		out[i] = r
 	}
+	d.j.knowChunks(d.rows)
 	return out, nil
+}
+
+// knowChunks records the chunk of each of rows that is in one (as
+// knowChunk does, under one lock).
+func (j *Journal) knowChunks(rows []rawRow) {
+	j.cmu.Lock()
+	defer j.cmu.Unlock()
+	for i := range rows {
+		idx, id := rows[i].r.Index, rows[i].chunk
+		if idx < 0 || id <= 0 || id > 1<<32-1 {
+			continue
+		}
+		if idx >= len(j.rowChunk) {
+			j.rowChunk = append(j.rowChunk, make([]uint32, idx+1-len(j.rowChunk))...)
+		}
+		j.rowChunk[idx] = uint32(id)
+	}
 }
 
 // entry returns row idx of chunk id, decoding the chunk (once) when it

@@ -114,3 +114,51 @@ func TestReadPageDecode(t *testing.T) {
 		})
 	}
 }
+
+// TestStateCounts: the rows by state, the states no row is in left out,
+// a state the run does not know counted too, on both backends.
+func TestStateCounts(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range backends(ctx, "20261126-150000-abc123") {
+		t.Run(name, func(t *testing.T) {
+			j := open(t)
+			defer j.Close()
+			check := func(want map[string]int) {
+				t.Helper()
+				got, err := j.StateCounts(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("counts %v, want %v", got, want)
+				}
+			}
+			check(map[string]int{})
+			err := j.Tx(ctx, func(tx *Tx) error {
+				for i := range 11 {
+					r := Row{Index: i, Key: fmt.Sprint(i), State: RowPending, Info: json.RawMessage(`{}`), Req: json.RawMessage(`{}`)}
+					if i >= 9 {
+						r.State, r.Req = RowRefused, nil
+					}
+					if err := tx.AddRow(r); err != nil {
+						return err
+					}
+				}
+				for i := range 3 {
+					if err := tx.SetRow(i, RowIssued, json.RawMessage(`{"outcome":"issued"}`)); err != nil {
+						return err
+					}
+				}
+				return tx.SetRow(3, RowSending, nil)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(map[string]int{RowIssued: 3, RowPending: 5, RowRefused: 2, RowSending: 1})
+			if err := j.Tx(ctx, func(tx *Tx) error { return tx.SetRow(4, "estranho", nil) }); err != nil {
+				t.Fatal(err)
+			}
+			check(map[string]int{RowIssued: 3, RowPending: 4, RowRefused: 2, RowSending: 1, "estranho": 1})
+		})
+	}
+}
