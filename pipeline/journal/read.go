@@ -232,40 +232,8 @@ func (j *Journal) RowsPage(ctx context.Context, p Page) ([]Row, error) {
 	return d.Decode()
 }
 
-// StateCounts returns how many rows are in each state (those with none
-// left out). One pass over the rows counting the states a run knows, with
-// no sort; GROUP BY when some row is in another.
+// StateCounts returns how many rows are in each state.
 func (j *Journal) StateCounts(ctx context.Context) (map[string]int, error) {
-	q := `SELECT count(*)`
-	args := make([]any, len(rowStates))
-	for i, s := range rowStates {
-		q += `, coalesce(sum(CASE WHEN state=? THEN 1 ELSE 0 END), 0)`
-		args[i] = s
-	}
-	n := make([]int64, 1+len(rowStates))
-	dest := make([]any, len(n))
-	for i := range n {
-		dest[i] = &n[i]
-	}
-	if err := j.db.QueryRowContext(ctx, q+` FROM rows`, args...).Scan(dest...); err != nil {
-		return nil, wrap("rows", err)
-	}
-	out := map[string]int{}
-	known := int64(0)
-	for i, s := range rowStates {
-		if n[1+i] > 0 {
-			out[s] = int(n[1+i])
-			known += n[1+i]
-		}
-	}
-	if known == n[0] {
-		return out, nil
-	}
-	return j.stateCountsGrouped(ctx)
-}
-
-// stateCountsGrouped is StateCounts by GROUP BY state.
-func (j *Journal) stateCountsGrouped(ctx context.Context) (map[string]int, error) {
 	rs, err := j.db.QueryContext(ctx, `SELECT state, count(*) FROM rows GROUP BY state`)
 	if err != nil {
 		return nil, wrap("rows", err)
