@@ -312,3 +312,33 @@ func TestMarshalReq(t *testing.T) {
 		}
 	}
 }
+
+// TestProductionConfirmedBeforeJournal: production asks for confirmation
+// with the plan of a first validation pass, before the run's folder and
+// journal exist (no transaction is held open while a person answers); a
+// refusal leaves nothing behind.
+func TestProductionConfirmedBeforeJournal(t *testing.T) {
+	dir := t.TempDir()
+	jobPath := writeSeedJob(t, dir)
+	runs := filepath.Join(dir, "runs")
+	const runID = "20270101-000000-abcdef"
+	asked := 0
+	_, err := Run(context.Background(), jobPath, Options{RunsDir: runs, RunID: runID, Service: "production",
+		Confirm: func(p *pipeline.Plan) bool {
+			asked++
+			if p.Rows != 2 {
+				t.Errorf("plan of %d rows, want 2", p.Rows)
+			}
+			if _, err := os.Stat(filepath.Join(runs, runID)); !os.IsNotExist(err) {
+				t.Errorf("the run's folder exists while confirmation is asked: %v", err)
+			}
+			return false
+		}})
+	var ue *UsageError
+	if asked != 1 || !errors.As(err, &ue) || !strings.Contains(ue.Msg, "não confirmada") {
+		t.Fatalf("asked %d times: %v", asked, err)
+	}
+	if _, err := os.Stat(filepath.Join(runs, runID)); !os.IsNotExist(err) {
+		t.Fatalf("the run's folder is there: %v", err)
+	}
+}
