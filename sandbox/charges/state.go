@@ -282,12 +282,21 @@ func (m *Module) writeIndex(tx *store.Tx, u *update) error {
 	default:
 		return nil
 	}
+	// indexRows' rows, in parcel order and without its map
 	var rows []store.IndexRow
-	for id, ix := range indexRows(u.carnet, u.charge) {
-		if old, ok := u.before[id]; ok && old == ix {
-			continue
+	add := func(id int64, ix store.Index) {
+		if old, ok := u.before[id]; !ok || old != ix {
+			rows = append(rows, store.IndexRow{ID: idKey(id), Index: ix})
 		}
-		rows = append(rows, store.IndexRow{ID: idKey(id), Index: ix})
+	}
+	if cn := u.carnet; cn != nil {
+		rows = make([]store.IndexRow, 0, len(cn.Parcels))
+		for _, p := range cn.Parcels {
+			add(p.ID, indexRow(p, cn))
+		}
+	}
+	if c := u.charge; c != nil {
+		add(c.ID, indexRow(c, nil))
 	}
 	if len(rows) > 0 {
 		if err := tx.PutIndexes(idxList, account, rows); err != nil {
