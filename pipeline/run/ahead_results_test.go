@@ -15,7 +15,7 @@ import (
 
 // aheadJournal journals n cobv rows, in states by i%7, with results for
 // the issued and denied ones, in one transaction (the rows' chunks
-// straddle the pages eachPageAhead reads).
+// straddle the pages readAhead reads).
 func aheadJournal(t *testing.T, n int) *journal.Journal {
 	t.Helper()
 	j, err := journal.Create(filepath.Join(t.TempDir(), journal.FileName))

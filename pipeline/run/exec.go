@@ -423,46 +423,53 @@ func (e *executor) eachPage(ctx context.Context, p journal.Page, what int, fn fu
 	}
 }
 
-// eachPageAhead reads aheadRows rows at a time (fewer queries than
-// pageRows), and at most pagesAhead pages ahead of the one fn is given.
+// pageAhead reads aheadRows rows at a time (fewer queries than
+// pageRows), and at most pagesAhead pages ahead of the one being used.
 const (
 	aheadRows  = 1024
 	pagesAhead = 3
 )
 
-// eachPageAhead is eachPage reading ahead: one goroutine reads the
-// journal's pages in turn (journal.ReadPage), decoders (as many as the
-// cores) decode them in that order, and fn gets them in order, while at
-// most pagesAhead more are read or decoded. The rows must not change
-// while it reads (results, once the calls are over): a page read ahead is
-// not read again. It returns once nothing it started uses the journal.
-func (e *executor) eachPageAhead(ctx context.Context, p journal.Page, what int, fn func([]*jrow) (bool, error)) error {
+// pageAhead reads a journal's pages ahead of their use: one goroutine
+// reads them in turn (journal.ReadPage), decoders (as many as the cores,
+// at most two) decode them in that order, and each gives them in order,
+// while at most pagesAhead more are read or decoded. A page read ahead is
+// not read again.
+type pageAhead struct {
+	pages  chan *aheadPage // in order, to each
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	closed bool
+}
+
+type aheadPage struct {
+	data *journal.PageData
+	rows []*jrow
+	err  error
+	done chan struct{} // closed once rows or err is set
+}
+
+// readAhead starts reading the pages of the rows p selects (p.Limit is
+// ignored), decoded as what says. close must be called once done.
+func (e *executor) readAhead(ctx context.Context, p journal.Page, what int) *pageAhead {
 	p.Limit = aheadRows
-	type page struct {
-		data *journal.PageData
-		rows []*jrow
-		err  error
-		done chan struct{}
-	}
-	var wg sync.WaitGroup
-	pages := make(chan *page, pagesAhead)  // in order, to fn
-	work := make(chan *page, pagesAhead+2) // in order, to the decoders (never full: pages bounds them)
-	stop := make(chan struct{})
-	wg.Go(func() {
-		defer close(pages)
+	a := &pageAhead{pages: make(chan *aheadPage, pagesAhead), stop: make(chan struct{})}
+	work := make(chan *aheadPage, pagesAhead+2) // in order, to the decoders (never full: pages bounds them)
+	a.wg.Go(func() {
+		defer close(a.pages)
 		defer close(work)
 		for {
 			d, err := e.j.ReadPage(ctx, p)
 			if err == nil && d.Len() == 0 {
 				return
 			}
-			pg := &page{data: d, err: err, done: make(chan struct{})}
+			pg := &aheadPage{data: d, err: err, done: make(chan struct{})}
 			if err != nil {
 				close(pg.done)
 			}
 			select {
-			case pages <- pg:
-			case <-stop:
+			case a.pages <- pg:
+			case <-a.stop:
 				return
 			}
 			if err != nil {
@@ -473,7 +480,7 @@ func (e *executor) eachPageAhead(ctx context.Context, p journal.Page, what int, 
 		}
 	})
 	for range max(1, min(2, runtime.GOMAXPROCS(0))) {
-		wg.Go(func() {
+		a.wg.Go(func() {
 			for pg := range work {
 				pg.rows, pg.err = decodePage(pg.data, what)
 				pg.data = nil
@@ -481,13 +488,13 @@ func (e *executor) eachPageAhead(ctx context.Context, p journal.Page, what int, 
 			}
 		})
 	}
-	defer func() {
-		close(stop)
-		for range pages {
-		}
-		wg.Wait()
-	}()
-	for pg := range pages {
+	return a
+}
+
+// each calls fn with the pages in order until there are no more, one
+// could not be read or decoded, or fn says stop.
+func (a *pageAhead) each(fn func([]*jrow) (bool, error)) error {
+	for pg := range a.pages {
 		<-pg.done
 		if pg.err != nil {
 			return pg.err
@@ -497,6 +504,19 @@ func (e *executor) eachPageAhead(ctx context.Context, p journal.Page, what int, 
 		}
 	}
 	return nil
+}
+
+// close stops the reading and returns once nothing a started uses the
+// journal; again, it does nothing.
+func (a *pageAhead) close() {
+	if a.closed {
+		return
+	}
+	a.closed = true
+	close(a.stop)
+	for range a.pages {
+	}
+	a.wg.Wait()
 }
 
 // decodePage decodes a page's rows as what says.
@@ -601,9 +621,16 @@ func (e *executor) resultRow(jr *jrow) results.Row {
 // the journal a page at a time, and returns the totals and the row
 // identities (keyHash) of the denied rows, for the runs index.
 func (e *executor) eachResult(ctx context.Context, yield func(*results.Row) error) (results.Totals, []int64, error) {
+	a := e.readAhead(ctx, journal.Page{After: -1}, decodeResult)
+	defer a.close()
+	return e.eachResultOf(a, yield)
+}
+
+// eachResultOf is eachResult with the rows a reads (from the first).
+func (e *executor) eachResultOf(a *pageAhead, yield func(*results.Row) error) (results.Totals, []int64, error) {
 	t := results.NewTotals()
 	var denied []int64
-	err := e.eachPageAhead(ctx, journal.Page{After: -1}, decodeResult, func(rows []*jrow) (bool, error) {
+	err := a.each(func(rows []*jrow) (bool, error) {
 		for _, jr := range rows {
 			row := e.resultRow(jr)
 			t.Add(&row)

@@ -515,6 +515,10 @@ func (r redactWriter) Write(p []byte) (int, error) {
 // the run's results without their rows (Run and Totals: the rows are in
 // results.json). A nil result comes with the error that prevented it.
 func (e *executor) writeResults(ctx context.Context, dir string) (*results.Results, []string, error) {
+	// the first pages are read and decoded while head counts the rows
+	// by state
+	ahead := e.readAhead(ctx, journal.Page{After: -1}, decodeResult)
+	defer ahead.close()
 	head, err := e.head(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -523,10 +527,11 @@ func (e *executor) writeResults(ctx context.Context, dir string) (*results.Resul
 	// again from it (remessa report) if one of them fails
 	var denied []int64
 	paths, res, err := reports.WriteStream(dir, head, func(yield func(*results.Row) error) (results.Totals, error) {
-		t, d, err := e.eachResult(ctx, yield)
+		t, d, err := e.eachResultOf(ahead, yield)
 		denied = d
 		return t, err
 	}, reports.Options{Formats: []string{reports.FormatJSON}})
+	ahead.close()
 	if res == nil {
 		return nil, nil, fmt.Errorf("results.json: %w", err)
 	}
