@@ -119,7 +119,21 @@ type AliasRow struct{ Key, Owner, Ref string }
 // PutAliases writes (replaces) several aliases of (kind, account) in a few
 // statements.
 func (tx *Tx) PutAliases(kind, account string, rows []AliasRow) error {
-	if tx.s.stmts != nil { // SQLite: row by row (see PutIndexes)
+	if tx.s.stmts != nil {
+		// SQLite: aliasChunk rows a statement, prepared once; the rest row
+		// by row (see PutIndexes). A multi-row statement keeps a statement
+		// journal of the pages it changes, but a batch's aliases (its
+		// locations) are consecutive keys: a page or two a statement.
+		for len(rows) >= aliasChunk {
+			args := make([]any, 0, 5*aliasChunk)
+			for _, r := range rows[:aliasChunk] {
+				args = append(args, kind, account, r.Key, r.Owner, r.Ref)
+			}
+			if err := tx.exec("putAliases", args...); err != nil {
+				return fmt.Errorf("store: put aliases %s/%s (%s…): %w", kind, account, rows[0].Key, err)
+			}
+			rows = rows[aliasChunk:]
+		}
 		for _, r := range rows {
 			if err := tx.PutAlias(kind, account, r.Key, r.Owner, r.Ref); err != nil {
 				return err
@@ -143,6 +157,9 @@ func (tx *Tx) PutAliases(kind, account string, rows []AliasRow) error {
 	}
 	return nil
 }
+
+// aliasChunk is the rows of PutAliases' multi-row statement on SQLite.
+const aliasChunk = 50
 
 // values is "(?, ?), (?, ?)" for rows of cols placeholders.
 func values(rows, cols int) string {

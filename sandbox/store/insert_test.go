@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -101,6 +102,54 @@ func testInsertNew(t *testing.T, be testBackend) {
 		}
 		if ix, ok, _ := s.GetIndex(ctx, "k", "a", id); !ok || ix.S1 != "new "+id {
 			t.Fatalf("index row %s: %v %+v", id, ok, ix)
+		}
+	}
+}
+
+// PutAliases writes many rows of distinct keys (on SQLite aliasChunk a
+// statement, the rest one by one) as PutAlias would each: an alias
+// already there is replaced.
+func TestPutAliasesMany(t *testing.T) { forBackends(t, testPutAliasesMany) }
+
+func testPutAliasesMany(t *testing.T, be testBackend) {
+	s := openT(t, be.newDB(t))
+	ctx := context.Background()
+	n := 2*aliasChunk + 7
+	var rows []AliasRow
+	want := map[string]Alias{}
+	for i := range n {
+		k := fmt.Sprintf("key%04d", i)
+		rows = append(rows, AliasRow{Key: k, Owner: "owner" + k, Ref: "ref" + k})
+		want[k] = Alias{Owner: "owner" + k, Ref: "ref" + k}
+	}
+	want["key0005"] = Alias{Owner: "ownerkey0005", Ref: "refkey0005"}
+	if err := s.Tx(ctx, func(tx *Tx) error {
+		return tx.PutAlias("k", "a", "key0005", "before", "replaced")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tx(ctx, func(tx *Tx) error { return tx.PutAliases("k", "a", rows) }); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	keys = append(keys, "nokey")
+	var got map[string]Alias
+	if err := s.Tx(ctx, func(tx *Tx) error {
+		var err error
+		got, err = tx.GetAliases("k", "a", keys)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || len(want) != n {
+		t.Fatalf("%d aliases, want %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Fatalf("%s: %+v, want %+v", k, got[k], w)
 		}
 	}
 }

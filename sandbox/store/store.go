@@ -191,7 +191,7 @@ func (s *Store) migrate() error {
 		// pgx caches statements per connection itself; database/sql over
 		// SQLite would prepare each one on every call.
 		s.stmts = map[string]*sql.Stmt{}
-		for _, name := range []string{"put", "putDocIdx", "insDocIdx", "insDoc", "delRow", "get", "delete", "unsetDoc", "putIdx", "getIdx", "delIdx", "unsetIdx", "putAlias", "getAlias", "delAlias", "setSeq", "nextSeq"} {
+		for _, name := range []string{"put", "putDocIdx", "insDocIdx", "insDoc", "delRow", "get", "delete", "unsetDoc", "putIdx", "getIdx", "delIdx", "unsetIdx", "putAlias", "putAliases", "getAlias", "delAlias", "setSeq", "nextSeq"} {
 			st, err := s.w.Prepare(s.q[name])
 			if err != nil {
 				return fmt.Errorf("store: prepare in %s: %w", s.path, err)
@@ -287,6 +287,8 @@ var queries = map[string]string{
 		 WHERE kind = ? AND account = ? AND id = ? AND json IS NOT NULL`,
 	"putAlias": `INSERT INTO alias(kind, account, key, owner, ref) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT(kind, account, key) DO UPDATE SET owner = excluded.owner, ref = excluded.ref`,
+	"putAliases": `INSERT INTO alias(kind, account, key, owner, ref) VALUES ` + values(aliasChunk, 5) +
+		` ON CONFLICT(kind, account, key) DO UPDATE SET owner = excluded.owner, ref = excluded.ref`,
 	"getAlias": `SELECT owner, ref FROM alias WHERE kind = ? AND account = ? AND key = ?`,
 	"delAlias": `DELETE FROM alias WHERE kind = ? AND account = ? AND key = ?`,
 }
