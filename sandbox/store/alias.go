@@ -141,6 +141,9 @@ func (tx *Tx) PutAliases(kind, account string, rows []AliasRow) error {
 		}
 		return nil
 	}
+	// PostgreSQL refuses to update one row twice in a statement: a key
+	// given twice keeps its last row, as SQLite's row-by-row upsert does
+	rows = lastPerKey(rows)
 	const per = 100
 	for len(rows) > 0 {
 		part := rows[:min(len(rows), per)]
@@ -156,6 +159,25 @@ func (tx *Tx) PutAliases(kind, account string, rows []AliasRow) error {
 		}
 	}
 	return nil
+}
+
+// lastPerKey returns rows with only the last row of each key, in the
+// order of those last rows (rows itself when no key repeats).
+func lastPerKey(rows []AliasRow) []AliasRow {
+	last := make(map[string]int, len(rows))
+	for i, r := range rows {
+		last[r.Key] = i
+	}
+	if len(last) == len(rows) {
+		return rows
+	}
+	out := make([]AliasRow, 0, len(last))
+	for i, r := range rows {
+		if last[r.Key] == i {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // aliasChunk is the rows of PutAliases' multi-row statement on SQLite.

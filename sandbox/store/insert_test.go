@@ -123,6 +123,11 @@ func testPutAliasesMany(t *testing.T, be testBackend) {
 		want[k] = Alias{Owner: "owner" + k, Ref: "ref" + k}
 	}
 	want["key0005"] = Alias{Owner: "ownerkey0005", Ref: "refkey0005"}
+	// a key given twice in one call (within one statement's rows and
+	// across two) keeps its last row, on both backends
+	rows = append([]AliasRow{{Key: "key0001", Owner: "first", Ref: "first"}}, rows...)
+	rows = append(rows, AliasRow{Key: "key0002", Owner: "again", Ref: "again"})
+	want["key0002"] = Alias{Owner: "again", Ref: "again"}
 	if err := s.Tx(ctx, func(tx *Tx) error {
 		return tx.PutAlias("k", "a", "key0005", "before", "replaced")
 	}); err != nil {
