@@ -177,6 +177,9 @@ func (m *Module) commitNew(ctx context.Context, u *update, fn func() *Error) *Er
 				return errRefused
 			}
 		}
+		// The checks are done: what follows fails only by a store error,
+		// so it needs no savepoint of its own in a group commit.
+		tx.Final()
 		if err := tx.SetSeq(seqCharge, hiCharge); err != nil {
 			return err
 		}

@@ -345,6 +345,7 @@ func (m *Module) mutate(ctx context.Context, load func(tx *store.Tx, u *update) 
 		if u.carnet != nil {
 			u.syncCarnet(u.carnet)
 		}
+		tx.Final() // refusals are decided: persist fails only by a store error
 		return m.persist(ctx, tx, u)
 	})
 	if refusal != nil {
