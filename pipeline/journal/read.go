@@ -216,10 +216,13 @@ func (j *Journal) chunkOfRow(idx int) (int64, bool) {
 // Page selects rows for RowsPage: those with After < idx < Before (Before
 // 0 or less: no upper bound), in a state of Only (none: any) and not in a
 // state of Not, at most Limit of them (0: no limit), in input order.
+// Once (ReadPage) says the rows are used once, right after Decode: their
+// chunks are not cached, and PageData.Release gives their bytes back.
 type Page struct {
 	After, Before int
 	Only, Not     []string
 	Limit         int
+	Once          bool
 }
 
 // RowsPage returns the rows p selects, decoded as Rows does. A run reads

@@ -1,10 +1,15 @@
 package journal
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
 )
 
 // Reading a page of rows in two steps: ReadPage reads (the rows' columns
@@ -21,6 +26,8 @@ type PageData struct {
 	c      *codec
 	rows   []rawRow
 	chunks map[int64]*pageChunk
+	once   bool      // Page.Once
+	bufs   []*[]byte // the decoded chunks' bytes (once), for Release
 }
 
 // rawRow is a row as read: its columns, before decoding.
@@ -81,7 +88,7 @@ func pageQuery(p Page) (string, []any) {
 // in, without decoding them (PageData.Decode does).
 func (j *Journal) ReadPage(ctx context.Context, p Page) (*PageData, error) {
 	q, args := pageQuery(p)
-	d := &PageData{j: j, c: j.codec.Load()}
+	d := &PageData{j: j, c: j.codec.Load(), once: p.Once}
 	if p.Limit > 0 {
 		d.rows = make([]rawRow, 0, min(p.Limit, 4096))
 	}
@@ -125,7 +132,10 @@ func (j *Journal) ReadPage(ctx context.Context, p Page) (*PageData, error) {
 		if d.chunks[id] != nil {
 			continue
 		}
-		ch := &pageChunk{rows: j.cachedRows(id)}
+		ch := &pageChunk{}
+		if !d.once {
+			ch.rows = j.cachedRows(id)
+		}
 		if ch.rows == nil {
 			if err := j.stmts[qChunk].QueryRowContext(ctx, id).Scan(&ch.data); err != nil {
 				return nil, wrap(fmt.Sprintf("row %d", x.r.Index), err)
@@ -187,6 +197,18 @@ func (j *Journal) knowChunks(rows []rawRow) {
 // was not cached.
 func (d *PageData) entry(id int64, idx int) (chunkEntry, error) {
 	ch := d.chunks[id]
+	if ch.rows == nil && d.once {
+		buf, _ := chunkBufs.Get().(*[]byte)
+		if buf == nil {
+			buf = new([]byte)
+		}
+		d.bufs = append(d.bufs, buf)
+		m, err := decodeChunkInto(d.c, ch.data, buf)
+		if err != nil {
+			return chunkEntry{}, err
+		}
+		ch.rows, ch.data = m, nil
+	}
 	if ch.rows == nil {
 		m, err := decodeChunk(d.c, ch.data)
 		if err != nil {
@@ -268,4 +290,73 @@ func (a *arena) copy(b []byte) []byte {
 	n := len(a.buf)
 	a.buf = append(a.buf, b...)
 	return a.buf[n:len(a.buf):len(a.buf)]
+}
+
+// Release gives back the bytes of the chunks a page read with Page.Once
+// decoded: none of its rows' values (Info, Req) may be used after.
+func (d *PageData) Release() {
+	for _, b := range d.bufs {
+		if cap(*b) <= 1<<20 {
+			chunkBufs.Put(b)
+		}
+	}
+	d.bufs, d.chunks = nil, nil
+}
+
+// chunkBufs holds buffers chunks are decoded into (Page.Once).
+var chunkBufs sync.Pool // *[]byte
+
+// decodeChunkInto is decodeChunk decoding into *buf (grown as needed):
+// the rows it returns are slices of it.
+func decodeChunkInto(c *codec, data []byte, buf *[]byte) (map[int]chunkEntry, error) {
+	if c == nil {
+		return nil, errNoDict
+	}
+	size, k := binary.Uvarint(data)
+	if k <= 0 || size > 1<<30 {
+		return nil, errCorrupt
+	}
+	if uint64(cap(*buf)) < size {
+		*buf = make([]byte, size)
+	}
+	raw := (*buf)[:size]
+	src := bytes.NewReader(data[k:])
+	fr, _ := readers.Get().(io.ReadCloser)
+	if fr == nil {
+		fr = flate.NewReaderDict(src, c.dicts[0].b)
+	} else if err := fr.(flate.Resetter).Reset(src, c.dicts[0].b); err != nil {
+		return nil, err
+	}
+	_, err := io.ReadFull(fr, raw)
+	readers.Put(fr)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[int]chunkEntry, chunkRows)
+	next := func() (uint64, bool) {
+		v, k := binary.Uvarint(raw)
+		if k <= 0 {
+			return 0, false
+		}
+		raw = raw[k:]
+		return v, true
+	}
+	for len(raw) > 0 {
+		idx, ok1 := next()
+		n, ok2 := next()
+		if !ok1 || !ok2 || uint64(len(raw)) < n {
+			return nil, errCorrupt
+		}
+		var e chunkEntry
+		e.keyInfo, raw = raw[:n:n], raw[n:]
+		n, ok := next()
+		if !ok || (n > 0 && uint64(len(raw)) < n-1) {
+			return nil, errCorrupt
+		}
+		if n > 0 {
+			e.req, raw = raw[:n-1:n-1], raw[n-1:]
+		}
+		m[int(idx)] = e
+	}
+	return m, nil
 }

@@ -111,6 +111,34 @@ func TestReadPageDecode(t *testing.T) {
 			if i != n {
 				t.Fatalf("%d rows, want %d", i, n)
 			}
+			// read once (chunks not cached, their bytes reused once
+			// released): the same rows, page after page
+			i = 0
+			for p := (Page{After: -1, Limit: 100, Once: true}); ; {
+				d, err := j2.ReadPage(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Len() == 0 {
+					break
+				}
+				p.After = d.Last()
+				rows, err := d.Decode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rows {
+					w := pages[i/100][i%100]
+					if r.Index != w.Index || r.Key != w.Key || r.State != w.State || string(r.Info) != string(w.Info) || string(r.Req) != string(w.Req) || string(r.Res) != string(w.Res) {
+						t.Fatalf("row %d read once: %+v, want %+v", i, r, w)
+					}
+					i++
+				}
+				d.Release()
+			}
+			if i != n {
+				t.Fatalf("%d rows read once, want %d", i, n)
+			}
 		})
 	}
 }

@@ -453,6 +453,10 @@ type aheadPage struct {
 // ignored), decoded as what says. close must be called once done.
 func (e *executor) readAhead(ctx context.Context, p journal.Page, what int) *pageAhead {
 	p.Limit = aheadRows
+	// a row's values are not used once decoded for results.json (strings
+	// are copies): the chunks' bytes go back once a page is decoded
+	p.Once = what == decodeResult
+	once := p.Once
 	a := &pageAhead{pages: make(chan *aheadPage, pagesAhead), stop: make(chan struct{})}
 	work := make(chan *aheadPage, pagesAhead+2) // in order, to the decoders (never full: pages bounds them)
 	a.wg.Go(func() {
@@ -475,14 +479,17 @@ func (e *executor) readAhead(ctx context.Context, p journal.Page, what int) *pag
 			if err != nil {
 				return
 			}
-			work <- pg
 			p.After = d.Last()
+			work <- pg
 		}
 	})
 	for range max(1, min(2, runtime.GOMAXPROCS(0))) {
 		a.wg.Go(func() {
 			for pg := range work {
 				pg.rows, pg.err = decodePage(pg.data, what)
+				if once {
+					pg.data.Release()
+				}
 				pg.data = nil
 				close(pg.done)
 			}
