@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -326,53 +325,8 @@ func (j *Journal) compressChunk(c *codec, raw []byte) ([]byte, error) {
 
 // decodeChunk returns the rows a chunk holds.
 func decodeChunk(c *codec, data []byte) (map[int]chunkEntry, error) {
-	if c == nil {
-		return nil, errNoDict
-	}
-	size, k := binary.Uvarint(data)
-	if k <= 0 || size > 1<<30 {
-		return nil, errCorrupt
-	}
-	raw := make([]byte, size)
-	src := bytes.NewReader(data[k:])
-	fr, _ := readers.Get().(io.ReadCloser)
-	if fr == nil {
-		fr = flate.NewReaderDict(src, c.dicts[0].b)
-	} else if err := fr.(flate.Resetter).Reset(src, c.dicts[0].b); err != nil {
-		return nil, err
-	}
-	_, err := io.ReadFull(fr, raw)
-	readers.Put(fr)
-	if err != nil {
-		return nil, err
-	}
-	m := map[int]chunkEntry{}
-	next := func() (uint64, bool) {
-		v, k := binary.Uvarint(raw)
-		if k <= 0 {
-			return 0, false
-		}
-		raw = raw[k:]
-		return v, true
-	}
-	for len(raw) > 0 {
-		idx, ok1 := next()
-		n, ok2 := next()
-		if !ok1 || !ok2 || uint64(len(raw)) < n {
-			return nil, errCorrupt
-		}
-		var e chunkEntry
-		e.keyInfo, raw = raw[:n:n], raw[n:]
-		n, ok := next()
-		if !ok || (n > 0 && uint64(len(raw)) < n-1) {
-			return nil, errCorrupt
-		}
-		if n > 0 {
-			e.req, raw = raw[:n-1:n-1], raw[n-1:]
-		}
-		m[int(idx)] = e
-	}
-	return m, nil
+	var buf []byte // a buffer of its own: the rows stay valid
+	return decodeChunkInto(c, data, &buf)
 }
 
 // chunkOf returns the id of the chunk a row's info column points to.
