@@ -360,26 +360,8 @@ func (j *Journal) chunkEntry(q *sql.Stmt, c *codec, id int64, idx int) (chunkEnt
 		if err != nil {
 			return chunkEntry{}, err
 		}
-		ch = cachedChunk{rows: m, size: len(data) * 8}
-		j.cmu.Lock()
-		for len(j.cache) > 0 && j.cacheSize+ch.size > chunkCacheB {
-			var old int64
-			least := ^uint64(0)
-			for k, v := range j.cache {
-				if v.used < least {
-					old, least = k, v.used
-				}
-			}
-			j.cacheSize -= j.cache[old].size
-			delete(j.cache, old)
-		}
-		if _, dup := j.cache[id]; !dup {
-			j.cacheTick++
-			ch.used = j.cacheTick
-			j.cache[id] = ch
-			j.cacheSize += ch.size
-		}
-		j.cmu.Unlock()
+		ch = cachedChunk{rows: m}
+		j.cacheRows(id, m, len(data)*8)
 	}
 	e, ok := ch.rows[idx]
 	if !ok {

@@ -239,8 +239,9 @@ func (j *Journal) cachedRows(id int64) map[int]chunkEntry {
 	return ch.rows
 }
 
-// cacheRows caches chunk id's decoded rows (about size bytes), forgetting
-// the chunks used least recently to make room, as chunkEntry does.
+// cacheRows caches chunk id's decoded rows (about size bytes), unless it
+// is cached already, forgetting the chunks used least recently to make
+// room.
 func (j *Journal) cacheRows(id int64, rows map[int]chunkEntry, size int) {
 	j.cmu.Lock()
 	defer j.cmu.Unlock()

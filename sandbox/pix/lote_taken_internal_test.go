@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"remessa/sandbox/auth"
-	"remessa/sandbox/clock"
-	"remessa/sandbox/store"
 )
 
 // A new batch with txids that already have charges (one made by PUT
@@ -25,23 +21,7 @@ func TestPutLoteTakenTxids(t *testing.T) {
 	txid := func(s string) string { return "taken" + strings.Repeat(s, 26-len("taken")) }
 	t1, t2, t3, t5, t6 := txid("1"), txid("2"), txid("3"), txid("5"), txid("6")
 	run := func(delay time.Duration) []string {
-		st, err := store.Open(store.Memory)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		clk := clock.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
-		as, err := auth.New(ctx, st, auth.Options{Clock: clk})
-		if err != nil {
-			t.Fatal(err)
-		}
-		acc, err := as.CreateAccount(ctx, "Conta")
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := &Module{st: st, clk: clk, auth: as, delay: delay, queued: map[task]bool{}}
-		m.initCaches()
-		ai, _ := m.account(acc.ID)
+		m, ai := newAccountModule(t, delay)
 		item := func(id, cpf, valor string) string {
 			return fmt.Sprintf(`{"txid":%q,"calendario":{"dataDeVencimento":"2030-06-30"},"valor":{"original":%q},"chave":%q,"devedor":{"cpf":%q,"nome":"Fulano"}}`, id, valor, ai.Keys[0], cpf)
 		}

@@ -122,23 +122,7 @@ func TestPutLoteNowSameAsWorker(t *testing.T) {
 		queued  int
 	}
 	run := func(delay time.Duration) state {
-		st, err := store.Open(store.Memory)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		clk := clock.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
-		as, err := auth.New(ctx, st, auth.Options{Clock: clk})
-		if err != nil {
-			t.Fatal(err)
-		}
-		acc, err := as.CreateAccount(ctx, "Conta")
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := &Module{st: st, clk: clk, auth: as, delay: delay, queued: map[task]bool{}}
-		m.initCaches()
-		ai, _ := m.account(acc.ID)
+		m, ai := newAccountModule(t, delay)
 		key = ai.Keys[0]
 		put := func(id, b string) {
 			b = strings.ReplaceAll(b, "KEY", key)
@@ -152,11 +136,11 @@ func TestPutLoteNowSameAsWorker(t *testing.T) {
 			}
 		}
 		put("1", first)
-		clk.Advance(time.Second)
+		m.clk.(*clock.Fake).Advance(time.Second)
 		put("2", body)
 		var s state
 		s.queued = len(m.queue)
-		raw, err := st.GetRaw(ctx, storeLote, ai.ID, "2")
+		raw, err := m.st.GetRaw(ctx, storeLote, ai.ID, "2")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,12 +148,12 @@ func TestPutLoteNowSameAsWorker(t *testing.T) {
 		s.charges, s.claims = map[string]string{}, map[string]string{}
 		for i := range 10 {
 			txid := fmt.Sprintf("nowvsworker%018d", i)
-			if raw, err := st.GetRaw(ctx, storeCharge, ai.ID, txid); err != nil {
+			if raw, err := m.st.GetRaw(ctx, storeCharge, ai.ID, txid); err != nil {
 				t.Fatal(err)
 			} else if raw != nil {
 				s.charges[txid] = strings.ReplaceAll(string(raw), key, "KEY")
 			}
-			if a, ok, err := st.GetAlias(ctx, idxClaim, ai.ID, txid); err != nil {
+			if a, ok, err := m.st.GetAlias(ctx, idxClaim, ai.ID, txid); err != nil {
 				t.Fatal(err)
 			} else if ok {
 				s.claims[txid] = a.Owner
@@ -287,4 +271,33 @@ func sumSizes() int {
 		}
 	}
 	return n
+}
+
+// newAccountModule returns a module over a fresh in-memory store (closed
+// when the test ends), with a fake clock, the batch delay given and one
+// account, and that account's info (its Pix keys).
+func newAccountModule(t *testing.T, delay time.Duration) (*Module, accountInfo) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(store.Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clk := clock.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	as, err := auth.New(ctx, st, auth.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := as.CreateAccount(ctx, "Conta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Module{st: st, clk: clk, auth: as, delay: delay, queued: map[task]bool{}}
+	m.initCaches()
+	ai, ok := m.account(acc.ID)
+	if !ok {
+		t.Fatalf("account %s unknown to the module", acc.ID)
+	}
+	return m, ai
 }
