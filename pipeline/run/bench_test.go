@@ -48,7 +48,7 @@ func BenchmarkCobv10k(b *testing.B) {
 
 // BenchmarkCarnets2000Latency issues 2,000 carnets against a sandbox that
 // adds 50 ms to every request, 16 at a time. The bound is
-// 2000 × 50 ms / 16 = 6.25 s; target: at most 1.15 × that (7.2 s).
+// 2000 × 50 ms / 16 = 6.25 s; target (issue 13): at most 1.10 × that (6.875 s).
 //
 //	go test -run '^$' -bench Carnets2000 -benchtime 1x ./pipeline/run/
 func BenchmarkCarnets2000Latency(b *testing.B) {
