@@ -114,6 +114,14 @@ func TestInvalidRows(t *testing.T) {
 	if !errorsAs(err, &ie) {
 		t.Fatalf("want InvalidRowsError, got %v", err)
 	}
+	// nothing is left behind: no run folder, no runs folder made for it
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 2 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("after the refused run the job's folder holds %q (%v), want only the job and its input", names, err)
+	}
 	job = writeJob(t, dir, "boletos", ps, "on_invalid: skip")
 	out, err := run.Run(context.Background(), job, run.Options{})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -273,6 +274,8 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		runID = newRunID(opts.now())
 	}
 	dir := filepath.Join(runsDir, runID)
+	_, statErr := os.Stat(runsDir)
+	newRunsDir := errors.Is(statErr, fs.ErrNotExist) // removed again when the run is refused before it starts
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pasta da execução: %w", err)
 	}
@@ -325,6 +328,9 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		// nothing was sent and the run is not in the index yet
 		j.Close()
 		os.RemoveAll(dir)
+		if newRunsDir {
+			os.Remove(runsDir) // only when empty
+		}
 		return nil, err
 	}
 	plan, ids := s.donePlan(jobPath), s.ids
