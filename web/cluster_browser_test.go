@@ -32,16 +32,7 @@ func TestBrowserCluster(t *testing.T) {
 	browserLogin(t, ctx, srv, "admin", adminTestPassword)
 	step := func(name string) {
 		t.Helper()
-		shot(t, ctx, "cluster-"+name+"-1280")
-		browserViewport(t, ctx, 390)
-		shot(t, ctx, "cluster-"+name+"-390")
-		if o := browserOverflow(t, ctx); o > 0 {
-			t.Errorf("%s scrolls sideways by %d px at 390 px", name, o)
-		}
-		if w := wideTables(t, ctx); len(w) > 0 {
-			t.Errorf("%s at 390 px: tables scroll sideways in their frame: %q", name, w)
-		}
-		browserViewport(t, ctx, 1280)
+		browserBothWidths(t, ctx, "cluster-"+name)
 	}
 
 	browserGo(t, ctx, srv.URL+"/remessas/nova")

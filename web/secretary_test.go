@@ -96,16 +96,7 @@ func TestBrowserSecretary(t *testing.T) {
 	// a step's address later leads to the run)
 	step := func(name string) {
 		t.Helper()
-		shot(t, ctx, "a-"+name+"-1280")
-		browserViewport(t, ctx, 390)
-		shot(t, ctx, "a-"+name+"-390")
-		if o := browserOverflow(t, ctx); o > 0 {
-			t.Errorf("%s scrolls sideways by %d px at 390 px", name, o)
-		}
-		if w := wideTables(t, ctx); len(w) > 0 {
-			t.Errorf("%s at 390 px: tables scroll sideways in their frame: %q", name, w)
-		}
-		browserViewport(t, ctx, 1280)
+		browserBothWidths(t, ctx, "a-"+name)
 	}
 	step("01-inicio")
 
@@ -209,13 +200,4 @@ func TestBrowserSecretary(t *testing.T) {
 	}
 	step("10-situacao")
 	browserCheckConsole(t, rec)
-}
-
-// wideTables returns the headings of the tables on the page that scroll
-// sideways inside their frame (the sheet's grid excepted).
-func wideTables(t testing.TB, ctx context.Context) []string {
-	t.Helper()
-	return browserEval[[]string](t, ctx, `Array.from(document.querySelectorAll('.table-wrap'))
-		.filter(w => !w.querySelector('table.sheet') && w.scrollWidth > w.clientWidth + 1)
-		.map(w => { const h = w.closest('section') && w.closest('section').querySelector('h2'); return (h ? h.textContent : '') + ' +' + (w.scrollWidth - w.clientWidth) + 'px' })`)
 }
