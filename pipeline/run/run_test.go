@@ -210,7 +210,7 @@ func TestCobvDeniedAndSplit(t *testing.T) {
 		if cents != p.Cents || cob.Calendario.DataDeVencimento != want || cob.Devedor == nil || cob.Devedor.CPF != p.CPF {
 			t.Errorf("row %s: valor %s due %s devedor %+v", p.Key, cob.Valor.Original, cob.Calendario.DataDeVencimento, cob.Devedor)
 		}
-		if r.Txid != rules.DeriveTxid(out.RunID, p.Key) || r.PixCopiaECola != cob.PixCopiaECola || r.PixCopiaECola == "" || r.Location == "" {
+		if r.Txid != rules.RunTxid(out.RunID, i) || r.PixCopiaECola != cob.PixCopiaECola || r.PixCopiaECola == "" || r.Location == "" {
 			t.Errorf("results row %s: txid %s copia %q location %q", p.Key, r.Txid, r.PixCopiaECola, r.Location)
 		}
 		sp, err := cl.GetCobSplit(ctx, true, r.Txid)

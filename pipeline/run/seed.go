@@ -261,7 +261,7 @@ func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string
 	case it.Cobv != nil:
 		c := *it.Cobv
 		if c.Txid == "" {
-			c.Txid = rules.DeriveTxid(runID, it.Key)
+			c.Txid = rules.RunTxid(runID, it.Index)
 		}
 		row.Txid = c.Txid
 		r.Cobv = &c
