@@ -323,6 +323,10 @@ func BenchmarkRunCobvScale(b *testing.B) {
 				sum.add(r, n, "")
 				sum.sandboxCPU += (procCPU(sb.cmd.Process.Pid) - sbCPU).Seconds() * 1e6 / float64(n)
 				b.Logf("calls: %v", r.Calls)
+				if os.Getenv("BENCH_PHASES") != "" {
+					b.Logf("run.Run took %.2f s", r.Seconds)
+					logPhases(b, r.RunDir)
+				}
 				os.RemoveAll(runs)
 				b.StartTimer()
 			}
@@ -360,6 +364,31 @@ func BenchmarkRunCobvEmbedded100k(b *testing.B) {
 		b.StartTimer()
 	}
 	sum.report(b, true)
+}
+
+// logPhases logs the seconds between the run log's first line and each
+// of its lines (BENCH_PHASES=1): how long preparation, the calls and the
+// results took.
+func logPhases(b *testing.B, runDir string) {
+	data, err := os.ReadFile(filepath.Join(runDir, "run.log"))
+	if err != nil {
+		b.Log(err)
+		return
+	}
+	var first time.Time
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		var l struct {
+			Time    time.Time `json:"time"`
+			Message string    `json:"message"`
+		}
+		if json.Unmarshal([]byte(line), &l) != nil {
+			continue
+		}
+		if first.IsZero() {
+			first = l.Time
+		}
+		b.Logf("%7.2f s  %s", l.Time.Sub(first).Seconds(), l.Message)
+	}
 }
 
 // prepareSandboxData creates a sandbox data folder with the test
