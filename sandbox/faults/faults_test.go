@@ -178,4 +178,22 @@ func TestSleep(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("canceled sleep took %v", el)
 	}
+	// after a canceled sleep and many short ones (their timers reused on
+	// Linux), each sleep still lasts its whole time: no timer left armed
+	// or fired and unread wakes the next one early
+	for i := range 200 {
+		if i%50 == 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+			sleep(ctx, time.Hour)
+			cancel()
+		}
+		d := time.Duration(1+i%3) * time.Millisecond
+		start := time.Now()
+		if err := sleep(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(start); el < d {
+			t.Fatalf("sleep %d of %v lasted %v", i, d, el)
+		}
+	}
 }
