@@ -43,7 +43,25 @@ func packResult(v []byte) []byte {
 
 // packable says whether v may be a result with parcels packResult packs.
 func packable(v []byte) bool {
-	return len(v) >= 256 && len(v) <= maxPacked && v[0] == '{' && bytes.Contains(v, []byte(`"parcels":[`))
+	return len(v) >= 256 && len(v) <= maxPacked && v[0] == '{' && hasParcels(v)
+}
+
+// hasParcels is bytes.Contains(v, `"parcels":[`), looking for its '['
+// (a byte a result holds a few of) instead of its '"' (which JSON is full
+// of, and which bytes.Index would try at each).
+func hasParcels(v []byte) bool {
+	const key = `"parcels":`
+	for off := 0; ; {
+		k := bytes.IndexByte(v[off:], '[')
+		if k < 0 {
+			return false
+		}
+		k += off
+		if k >= len(key) && string(v[k-len(key):k]) == key {
+			return true
+		}
+		off = k + 1
+	}
 }
 
 // PackResult is what SetRow stores of a result v, the JSON text of row

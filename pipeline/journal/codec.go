@@ -51,7 +51,7 @@ type dict struct {
 }
 
 var (
-	tables  = sync.Pool{New: func() any { return new(lzTable) }}
+	tables  = sync.Pool{New: func() any { return new(lzWork) }}
 	readers sync.Pool // flate readers of chunks
 )
 
@@ -165,15 +165,16 @@ func (c *codec) encode(base, v []byte) []byte {
 	n := len(c.dicts) - 1
 	d := c.dicts[n]
 	sp := getScratch(len(d.b) + len(base) + len(v))
-	buf := append(append(append(*sp, d.b...), base...), v...)
-	t := tables.Get().(*lzTable)
-	*t = d.t
-	start := len(d.b) + len(base)
-	t.index(buf, max(0, len(d.b)-lzMinMatch+1), start)
+	buf := append(append(*sp, d.b...), base...)
+	start := len(buf)
+	buf, packed := packHex(buf, v, base)
 	format := byte(fmtLZ)
-	if p, ok := packHex(buf[:start], v, base); ok {
-		buf, format = p, fmtLZHex
+	if packed {
+		format = fmtLZHex
 	}
+	t := tables.Get().(*lzWork)
+	t.reset(&d.t)
+	t.index(buf, max(0, len(d.b)-lzMinMatch+1), start)
 	out := binary.AppendUvarint(append(make([]byte, 0, 16+len(v)/3), format), uint64(n))
 	out = lzEncode(out, buf, start, t)
 	tables.Put(t)

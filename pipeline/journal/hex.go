@@ -30,50 +30,72 @@ func nibble(c byte) byte {
 	return c - 'a' + 10
 }
 
+// hexClass is 1 for a digit, 2 for a lowercase hex letter, 0 otherwise.
+var hexClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = 1
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = 2
+	}
+	return t
+}()
+
 // packHex appends v with its hex runs packed to dst, but for the runs
 // base holds (the LZ coder copies those from base for a few bytes: a cobv
-// result repeats its row's txid); false when nothing was packed (the
-// value is coded as it is).
+// result repeats its row's txid); false when nothing was packed (v is
+// appended as it is).
 func packHex(dst, v, base []byte) ([]byte, bool) {
 	if bytes.IndexByte(v, hexMark) >= 0 {
-		return nil, false
+		return append(dst, v...), false
 	}
 	packed := false
-	for i := 0; i < len(v); {
-		if !isHex(v[i]) {
-			dst = append(dst, v[i])
-			i++
+	done := 0 // v[:done] is in dst
+	// only a run of at least hexMinRun digits may be packed: the byte
+	// hexMinRun-1 after p (which is 0 or follows a byte not a digit) is
+	// looked at first, and the run holding it found from there
+	for p := 0; p+hexMinRun <= len(v); {
+		q := p + hexMinRun - 1
+		if hexClass[v[q]] == 0 {
+			p = q + 1
 			continue
+		}
+		i := q
+		for i > p && hexClass[v[i-1]] != 0 {
+			i--
 		}
 		// the run [i, j); what is packed is from its first letter to its
 		// last: digits around a token are often constant text the coder
 		// copies (a Pix code's "5204000053039865802BR…" after the txid)
 		j, first, last := i, -1, -1
-		for j < len(v) && isHex(v[j]) {
-			if v[j] >= 'a' {
+		for ; j < len(v); j++ {
+			c := hexClass[v[j]]
+			if c == 0 {
+				break
+			}
+			if c == 2 {
 				if first < 0 {
 					first = j
 				}
 				last = j
 			}
-			j++
 		}
+		p = j + 1
 		pairs := (last + 1 - first) / 2
 		if first < 0 || 2*pairs < hexMinRun || bytes.Contains(base, v[first:first+2*pairs]) {
-			dst = append(dst, v[i:j]...)
-			i = j
 			continue
 		}
-		dst = append(dst, v[i:first]...)
+		dst = append(dst, v[done:first]...)
 		dst = binary.AppendUvarint(append(dst, hexMark), uint64(pairs))
-		for k := first; k < first+2*pairs; k += 2 {
-			dst = append(dst, nibble(v[k])<<4|nibble(v[k+1]))
+		o := len(dst)
+		dst = append(dst, v[first:first+pairs]...) // room for the pairs
+		for k := range pairs {
+			dst[o+k] = nibble(v[first+2*k])<<4 | nibble(v[first+2*k+1])
 		}
-		dst = append(dst, v[first+2*pairs:j]...)
-		i = j
+		done = first + 2*pairs
 		packed = true
 	}
-	return dst, packed
+	return append(dst, v[done:]...), packed
 }
 
 // unpackHex undoes packHex.

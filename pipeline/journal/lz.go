@@ -3,6 +3,7 @@ package journal
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 )
 
 // A small LZ77 coder for the journal's JSON values, compressed against a
@@ -23,6 +24,7 @@ import (
 const (
 	lzHashBits = 13
 	lzMinMatch = 4
+	lzTail     = 4 // positions at the end of a match recorded in the table
 )
 
 // lzTable maps a 4-byte hash to a position + 1 in the buffer being coded.
@@ -39,14 +41,51 @@ func (t *lzTable) index(buf []byte, from, to int) {
 	}
 }
 
+// lzWork is a dictionary's table with the positions a value's coding
+// adds over it: an entry stamped with the current generation overrides
+// the dictionary's, so the 32 KB of the dictionary's table are not copied
+// for every value (it reads as a copy of it that the coding then changed).
+type lzWork struct {
+	dict *lzTable
+	gen  uint32
+	e    [1 << lzHashBits]uint64 // gen<<32 | position+1
+}
+
+// reset makes w the dictionary table d, unchanged.
+func (w *lzWork) reset(d *lzTable) {
+	w.dict = d
+	w.gen++
+	if w.gen == 0 { // wrapped: stamps of 2^32 values ago would read as new
+		clear(w.e[:])
+		w.gen = 1
+	}
+}
+
+func (w *lzWork) get(h uint32) int {
+	if e := w.e[h]; uint32(e>>32) == w.gen {
+		return int(uint32(e))
+	}
+	return int(w.dict[h])
+}
+
+func (w *lzWork) set(h uint32, pos1 int) { w.e[h] = uint64(w.gen)<<32 | uint64(uint32(pos1)) }
+
+// index records the positions [from, to) of buf.
+func (w *lzWork) index(buf []byte, from, to int) {
+	to = min(to, len(buf)-lzMinMatch+1)
+	for i := from; i < to; i++ {
+		w.set(lzHash(buf[i:]), i+1)
+	}
+}
+
 // lzEncode appends to dst the coding of buf[start:] against buf[:start]
 // (the dictionary), t holding positions of buf[:start] (it is changed).
-func lzEncode(dst, buf []byte, start int, t *lzTable) []byte {
+func lzEncode(dst, buf []byte, start int, t *lzWork) []byte {
 	lit, i := start, start
 	for i+lzMinMatch <= len(buf) {
 		h := lzHash(buf[i:])
-		cand := int(t[h]) - 1
-		t[h] = int32(i + 1)
+		cand := t.get(h) - 1
+		t.set(h, i+1)
 		if cand < 0 || binary.LittleEndian.Uint32(buf[cand:]) != binary.LittleEndian.Uint32(buf[i:]) {
 			i++
 			continue
@@ -55,15 +94,27 @@ func lzEncode(dst, buf []byte, start int, t *lzTable) []byte {
 			i, cand = i-1, cand-1
 		}
 		n := lzMinMatch
+		for i+n+8 <= len(buf) {
+			if x := binary.LittleEndian.Uint64(buf[cand+n:]) ^ binary.LittleEndian.Uint64(buf[i+n:]); x != 0 {
+				n += bits.TrailingZeros64(x) >> 3
+				goto matched
+			}
+			n += 8
+		}
 		for i+n < len(buf) && buf[cand+n] == buf[i+n] {
 			n++
 		}
+	matched:
 		dst = lzSeq(dst, buf[lit:i], n-lzMinMatch)
 		dst = binary.AppendUvarint(dst, uint64(i-cand))
 		if n-lzMinMatch >= 15 {
 			dst = binary.AppendUvarint(dst, uint64(n-lzMinMatch-15))
 		}
-		t.index(buf, i+1, i+n)
+		// the match's text is mostly in the table already (it is what
+		// was matched): only its last positions, where the next match may
+		// start, are recorded (every one costs 0.6 µs a cobv result for
+		// half a byte less)
+		t.index(buf, max(i+1, i+n-lzTail), i+n)
 		i += n
 		lit = i
 	}
