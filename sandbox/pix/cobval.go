@@ -143,6 +143,13 @@ func checkCobRaw(raw []byte, v any, s *schema, kind, prefix string, own keyCheck
 			return nil, []Violacao{{Razao: "corpo inválido: " + err.Error(), Propriedade: prefix}}
 		}
 	}
+	return checkCobFields(c, kind, prefix, own)
+}
+
+// checkCobFields is the end of checkCobRaw: the checks of a request that
+// passed its schema (c, decoded from it) beyond the schema.
+func checkCobFields(c Cob, kind, prefix string, own keyChecker) (*cobInput, []Violacao) {
+	var vs []Violacao
 	in := &cobInput{Body: c}
 	p := func(name string) string { return join(prefix, name) }
 	add := func(prop, razao, valor string) {

@@ -114,7 +114,9 @@ var reLoteID = regexp.MustCompile(`^[0-9]{1,18}$`)
 // item that breaks the schema is denied alone.
 type loteBody struct {
 	descricao *string
-	items     []map[string]any
+	items     []map[string]any  // nil for an item the typed path read until item decodes it
+	typed     []*Cob            // each item's request read by the typed path (lote_fast.go), or nil
+	itemRaws  [][]byte          // with typed: each item's bytes in body
 	raws      []json.RawMessage // each item's request as sent, compacted (fillRaws)
 	txids     []string
 	body      []byte // the request
@@ -213,6 +215,15 @@ func parseLoteHead(body []byte, typ, title string) (*loteBody, *apiError) {
 	return lb, nil
 }
 
+// parseLotePut is parseLoteHead of a PUT's body, by the typed path when
+// it can (lote_fast.go).
+func parseLotePut(body []byte) (*loteBody, *apiError) {
+	if lb, ok := parseLoteTyped(body); ok {
+		return lb, nil
+	}
+	return parseLoteHead(body, tLoteInvalido, titleLote)
+}
+
 // fillRaws sets lb.raws (once): each item's request as sent (compacted),
 // not encoded again from its map: the body is valid JSON with exactly the
 // keys parseLoteHead checked, so its cobsv decodes to the same items in
@@ -224,7 +235,7 @@ func (lb *loteBody) fillRaws() {
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, lb.body) == nil {
-		if raws, ok := splitCobsv(buf.Bytes()); ok && len(raws) == len(lb.items) {
+		if raws, ok := splitCobsv(buf.Bytes()); ok && len(raws) == len(lb.txids) {
 			lb.raws = raws
 			return
 		}
@@ -232,7 +243,7 @@ func (lb *loteBody) fillRaws() {
 	// Cannot happen; encode the items as before (with their txid, which
 	// a check of the item deletes from its map).
 	encode := func(i int) json.RawMessage {
-		item := lb.items[i]
+		item := lb.item(i)
 		if _, ok := item["txid"]; !ok {
 			item["txid"] = lb.txids[i]
 		}
@@ -242,9 +253,9 @@ func (lb *loteBody) fillRaws() {
 	var split struct {
 		Cobsv []json.RawMessage `json:"cobsv"`
 	}
-	lb.raws = make([]json.RawMessage, len(lb.items))
-	if err := json.Unmarshal(lb.body, &split); err != nil || len(split.Cobsv) != len(lb.items) {
-		for i := range lb.items {
+	lb.raws = make([]json.RawMessage, len(lb.txids))
+	if err := json.Unmarshal(lb.body, &split); err != nil || len(split.Cobsv) != len(lb.txids) {
+		for i := range lb.txids {
 			lb.raws[i] = encode(i)
 		}
 		return
@@ -368,7 +379,7 @@ func (m *Module) putLote(ctx context.Context, ai accountInfo, id, host string, b
 		return problem(http.StatusBadRequest, tLoteInvalido, titleLote, "O id do lote deve ser um inteiro positivo.", []Violacao{{Razao: "id deve ser um inteiro (int64)", Propriedade: "id", Valor: id}})
 	}
 	id = canonicalID(id)
-	lb, e := parseLoteHead(body, tLoteInvalido, titleLote)
+	lb, e := parseLotePut(body)
 	if e != nil {
 		return e
 	}
@@ -542,7 +553,7 @@ func (m *Module) handOff(account, id string, lb *loteBody) {
 	}
 	h := make(map[string]decodedItem, len(lb.items))
 	for i, t := range lb.txids {
-		h[t] = decodedItem{raw: lb.raws[i], m: lb.items[i]}
+		h[t] = decodedItem{raw: lb.raws[i], m: lb.item(i)}
 	}
 	m.hmu.Lock()
 	defer m.hmu.Unlock()

@@ -64,7 +64,18 @@ func prepareFresh(ai accountInfo, id, host string, lb *loteBody, now time.Time) 
 		if lb.raws != nil {
 			raw = lb.raws[i]
 		}
-		in, vs := checkCobRaw(raw, lb.items[i], cobvItemS, kindCobV, "cobsv["+strconv.Itoa(i)+"]", ai.ownsKey)
+		var in *cobInput
+		var vs []Violacao
+		if c := lb.typedItem(i); c != nil {
+			// Read and checked against the schema by the typed path; a
+			// violation is named by the reference path.
+			if in, vs = checkCobFields(*c, kindCobV, "", ai.ownsKey); len(vs) > 0 {
+				in = nil
+			}
+		}
+		if in == nil {
+			in, vs = checkCobRaw(raw, lb.item(i), cobvItemS, kindCobV, "cobsv["+strconv.Itoa(i)+"]", ai.ownsKey)
+		}
 		if len(vs) > 0 {
 			// As processLote's deny: the request stays with the item.
 			lb.fillRaws()
