@@ -73,16 +73,21 @@ func merchantName(name string) string {
 
 // newCharge builds a charge of kind from a checked request.
 func newCharge(ai accountInfo, kind, txid string, in *cobInput, now time.Time, locID int64, host string, orderedFrom int64) (*charge, error) {
+	c := chargeOf(kind, txid, in, now, locID, host)
+	if err := c.derive(ai, txid, orderedFrom); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// chargeOf is newCharge but for the derived fields.
+func chargeOf(kind, txid string, in *cobInput, now time.Time, locID int64, host string) *charge {
 	b := in.Body
 	b.Txid = txid
 	b.Revisao = 0
 	b.Status = StatusAtiva
 	b.Valor.Original = rules.FormatPixAmount(in.Cents)
-	c := &charge{Kind: kind, Created: now, Cents: in.Cents, LocID: locID, Host: host, Body: b}
-	if err := c.derive(ai, txid, orderedFrom); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return &charge{Kind: kind, Created: now, Cents: in.Cents, LocID: locID, Host: host, Body: b}
 }
 
 // revise applies a checked revision request to an existing charge.

@@ -97,7 +97,7 @@ func prepareFresh(ai accountInfo, id, host string, lb *loteBody, now time.Time) 
 }
 
 // buildCharges makes the charges of f's CRIADA items as processLote
-// would (newCharge, the batch's id), with loc ids of the module's block
+// would (newCharge, the batch's id; derived by a batchDeriver), with loc ids of the module's block
 // (reserveLocs), and encodes them and their index rows as saveCharges
 // does, before the write transaction.
 func (m *Module) buildCharges(ctx context.Context, ai accountInfo, f *freshLote) error {
@@ -110,10 +110,11 @@ func (m *Module) buildCharges(ctx context.Context, ai accountInfo, f *freshLote)
 	}
 	l := f.l
 	cs := make([]*charge, len(f.creates))
+	d := newBatchDeriver(ai, m.locOrderedFrom, l.Created) // newCharge's derive, once per batch what can be (derive_batch.go)
 	for k, c := range f.creates {
 		txid := l.Items[c.i].Txid
-		ch, err := newCharge(ai, kindCobV, txid, c.in, l.Created, first+int64(k), l.Host, m.locOrderedFrom)
-		if err != nil {
+		ch := chargeOf(kindCobV, txid, c.in, l.Created, first+int64(k), l.Host)
+		if err := d.derive(ch, txid); err != nil {
 			return err
 		}
 		ch.LoteID = l.ID

@@ -1,0 +1,91 @@
+package pix
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"remessa/rules"
+)
+
+// A batchDeriver derives each charge as (*charge).derive does, field for
+// field, error for error: accounts with every kind of name, hosts short,
+// long (the location cut to 77 characters), with a scheme, not ASCII
+// (no BR Code), loc ids on both sides of orderedFrom, another creation
+// time, charges of hosts alternating (the template made again).
+func TestBatchDeriverSameAsDerive(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 123456789, time.UTC)
+	ais := []accountInfo{
+		{ID: "acc", Name: "Escola Sandbox Ltda", CNPJ: "12.345.678/0001-95"},
+		{ID: "conta-2", Name: "Associação Educacional São João Batista do Norte", CNPJ: "12ABC34501DE35"},
+		{ID: "x", Name: ""},
+		{ID: "ção", Name: "Ñandú   ", CNPJ: "11222333000181"},
+		{ID: "y", Name: "名前"}, // no ASCII form: no BR Code
+	}
+	hosts := []string{"pix.example.com", "", "https://pix.example.com", "HTTPS://Pix.Example.com:8443", "localhost:8443/pix",
+		strings.Repeat("h", 40) + ".example.com", strings.Repeat("k", 90), "pïx.example.com", "a/b"}
+	r := rand.New(rand.NewPCG(3, 4))
+	n, templated := 0, 0
+	for _, ai := range ais {
+		for _, of := range []int64{0, 1, 5000} {
+			d := newBatchDeriver(ai, of, now)
+			for _, kind := range []string{kindCobV, kindCob} {
+				for k := range 400 {
+					host := hosts[(k/7+r.IntN(2))%len(hosts)]
+					locID := int64(4990 + k)
+					switch r.IntN(20) {
+					case 0:
+						locID = r.Int64()
+					case 1:
+						locID = 1 + r.Int64N(100)
+					}
+					created := now
+					if r.IntN(25) == 0 {
+						created = now.Add(time.Millisecond)
+					}
+					in := &cobInput{Body: Cob{Chave: "k", Devedor: &Pessoa{CPF: "52998224725", Nome: "D"}}, Cents: int64(100 + k)}
+					txid := fmt.Sprintf("derive%029d", k)
+					want := chargeOf(kind, txid, in, created, locID, host)
+					got := chargeOf(kind, txid, in, created, locID, host)
+					errW := want.derive(ai, txid, of)
+					errG := d.derive(got, txid)
+					if fmt.Sprint(errW) != fmt.Sprint(errG) || !reflect.DeepEqual(want, got) {
+						t.Fatalf("%+v host %q loc %d orderedFrom %d: derive %v\n%+v\nbatchDeriver %v\n%+v", ai, host, locID, of, errW, want.Body, errG, got.Body)
+					}
+					if errW == nil {
+						n++
+					}
+					if errW == nil && d.tpl != nil && len(want.Body.Location) == d.tpl.n && want.Body.Location[:d.tpl.n-brVar] == d.tpl.head {
+						templated++
+					}
+				}
+			}
+		}
+	}
+	if n < 9000 {
+		t.Fatalf("only %d charges derived without error", n)
+	}
+	if templated < n/2 {
+		t.Fatalf("only %d of %d charges' BR Codes from a template", templated, n)
+	}
+}
+
+// crc16Update is rules.CRC16, also when continued from part of a string.
+func TestCRC16Update(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		b := make([]byte, r.IntN(200))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		s := string(b)
+		cut := r.IntN(len(s) + 1)
+		crc := crc16Update(crc16Update(0xFFFF, s[:cut]), s[cut:])
+		if got, want := fmt.Sprintf("%04X", crc), rules.CRC16(s); got != want {
+			t.Fatalf("%q: %s, rules.CRC16 %s", s, got, want)
+		}
+	}
+}
