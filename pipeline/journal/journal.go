@@ -10,7 +10,6 @@ import (
 	"compress/flate"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -124,6 +123,8 @@ const (
 	qAddChunk
 	qChunk
 	qSetBatch
+	qAddRows // addRowsN rows (batch.go)
+	qSetRows // setRowsN rows (batch.go)
 	nHot
 )
 
@@ -139,6 +140,8 @@ var hotSQL = [nHot]string{
 	qAddChunk:   `INSERT INTO chunks(id,data) VALUES(?,?)`,
 	qChunk:      `SELECT data FROM chunks WHERE id=?`,
 	qSetBatch:   `UPDATE batches SET state=?, updated=? WHERE num=?`,
+	qAddRows:    addRowsSQL(addRowsN),
+	qSetRows:    setRowsSQL(setRowsN),
 }
 
 // Row is one input row as journaled.
@@ -416,52 +419,7 @@ func (tx *Tx) SetMeta(k, v string) error {
 // AddRow inserts a row. The first row of a new journal also sets the
 // journal's dictionary (its meta, in the same transaction): the row's
 // values are stored compressed against it (see codec).
-func (tx *Tx) AddRow(r Row) error {
-	c := tx.codec()
-	if c == nil {
-		var n int
-		if err := tx.t.QueryRow(`SELECT count(*) FROM rows`).Scan(&n); err != nil {
-			return wrapRow(r.Index, err)
-		}
-		if n > 0 { // a journal written before: its rows stay JSON text
-			return wrapRow(r.Index, tx.exec(qAddRow, r.Index, r.Key, r.State, string(r.Info), nullable(r.Req), nullable(r.Res), r.Attempts, tx.j.rowStamp()))
-		}
-		var err error
-		if c, err = tx.addDict(nil, newDict(r)); err != nil {
-			return wrapRow(r.Index, err)
-		}
-	}
-	if tx.chunk == nil {
-		if tx.nextChunk == 0 {
-			// the chunks pending are not in the table yet: their ids are counted here
-			if err := tx.t.QueryRow(`SELECT ifnull(max(id),0)+1 FROM chunks`).Scan(&tx.nextChunk); err != nil {
-				return wrapRow(r.Index, err)
-			}
-		}
-		raw := tx.j.chunkRaw
-		tx.j.chunkRaw = nil
-		if n := len(tx.freeRaw); n > 0 {
-			raw, tx.freeRaw = tx.freeRaw[n-1], tx.freeRaw[:n-1]
-		}
-		tx.chunk = &chunkBuf{id: tx.nextChunk, raw: raw}
-		tx.nextChunk++
-	}
-	tx.chunk.add(r.Index, r.Key, r.Info, r.Req)
-	var base []byte // the row's key and description, for its result
-	if r.Res != nil {
-		base = keyInfo(r.Key, r.Info)
-	}
-	info := binary.AppendUvarint([]byte{fmtChunk}, uint64(tx.chunk.id))
-	err := tx.exec(qAddRow, r.Index, "", r.State, info, nil, tx.encodeRes(c, base, r.Res), r.Attempts, tx.j.rowStamp())
-	if err != nil {
-		return wrapRow(r.Index, err)
-	}
-	tx.j.knowChunk(r.Index, tx.chunk.id)
-	if tx.chunk.n >= chunkRows {
-		return tx.flushChunk()
-	}
-	return nil
-}
+func (tx *Tx) AddRow(r Row) error { return tx.AddRows([]Row{r}) }
 
 // SetRow records a row's state and, when res is not nil, its result:
 // JSON text, or what PackResult made of it.
@@ -478,11 +436,21 @@ func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 		}
 		return wrapRow(idx, tx.exec(qSetRowRes, state, string(text), tx.j.rowStamp(), idx))
 	}
+	v, err := tx.resArg(c, idx, res)
+	if err != nil {
+		return err
+	}
+	return wrapRow(idx, tx.exec(qSetRowRes, state, v, tx.j.rowStamp(), idx))
+}
+
+// resArg is what the res column of row idx stores of res, compressed
+// against c and the row's key and description.
+func (tx *Tx) resArg(c *codec, idx int, res json.RawMessage) (any, error) {
 	id, ok := tx.j.chunkOfRow(idx)
 	if !ok {
 		var info []byte
 		if err := tx.stmt(qRowInfo).QueryRow(idx).Scan(&info); err != nil {
-			return wrapRow(idx, err)
+			return nil, wrapRow(idx, err)
 		}
 		if id, ok = chunkOf(info); ok {
 			tx.j.knowChunk(idx, id)
@@ -492,19 +460,19 @@ func (tx *Tx) SetRow(idx int, state string, res json.RawMessage) error {
 	if ok {
 		if tx.chunk != nil && tx.chunk.id == id {
 			if err := tx.flushChunk(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := tx.writeChunks(0); err != nil { // the chunk may be one of them
-			return err
+			return nil, err
 		}
 		e, err := tx.j.chunkEntry(tx.stmt(qChunk), c, id, idx)
 		if err != nil {
-			return wrapRow(idx, err)
+			return nil, wrapRow(idx, err)
 		}
 		base = e.keyInfo
 	}
-	return wrapRow(idx, tx.exec(qSetRowRes, state, tx.encodeRes(c, base, res), tx.j.rowStamp(), idx))
+	return tx.encodeRes(c, base, res), nil
 }
 
 // SetRowAttempt records a row's state and counts one creation attempt.

@@ -6,7 +6,8 @@ package journal
 // tables as journal.db; the journal's connections have it as their
 // search_path, so the journal's SQL (written for SQLite) is the same for
 // both, through a small dialect seam: a database/sql connector wrapping
-// pgx's that numbers the placeholders ($1 for ?), spells ifnull coalesce,
+// pgx's that numbers the placeholders ($1 for ?), spells ifnull coalesce
+// and the BLOB of a CAST bytea,
 // gives an INSERT into calls its seq back (RETURNING: Postgres has no
 // LastInsertId) and passes text arguments as bytes (the value columns are
 // bytea: compressed values are binary).
@@ -228,7 +229,7 @@ func rebind(q string) pgQuery {
 			b.WriteByte(ch)
 		}
 	}
-	out := pgQuery{sql: strings.ReplaceAll(b.String(), "ifnull(", "coalesce(")}
+	out := pgQuery{sql: strings.ReplaceAll(strings.ReplaceAll(b.String(), "ifnull(", "coalesce("), " AS BLOB)", " AS bytea)")}
 	if strings.HasPrefix(strings.TrimSpace(out.sql), "INSERT INTO calls(") {
 		out.sql += " RETURNING seq"
 		out.returning = true

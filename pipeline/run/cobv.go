@@ -337,15 +337,16 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 				rbs[i] = marshalRes(r.res)
 			}
 			issued := 0
+			sets := make([]journal.RowSet, len(rows))
+			for i, r := range rows {
+				sets[i] = journal.RowSet{Idx: r.idx, State: r.state, Res: rbs[i]}
+				if r.state == journal.RowIssued {
+					issued++
+				}
+			}
 			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
-				issued = 0
-				for i, r := range rows {
-					if err := tx.SetRow(r.idx, r.state, rbs[i]); err != nil {
-						return err
-					}
-					if r.state == journal.RowIssued {
-						issued++
-					}
+				if err := tx.SetRows(sets); err != nil {
+					return err
 				}
 				return tx.SetBatch(b.Num, state)
 			}); err != nil {
@@ -365,11 +366,15 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 		for i := range rows {
 			rbs[i] = marshalRes(outs[i].res)
 		}
+		sets := make([]journal.RowSet, len(rows))
+		for i, r := range rows {
+			sets[i] = journal.RowSet{Idx: r.idx, State: outs[i].state, Res: rbs[i]}
+		}
 		if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
+			if err := tx.SetRows(sets); err != nil {
+				return err
+			}
 			for i, r := range rows {
-				if err := tx.SetRow(r.idx, outs[i].state, rbs[i]); err != nil {
-					return err
-				}
 				r.state, r.res = outs[i].state, outs[i].res
 			}
 			return tx.SetBatch(b.Num, journal.BatchFinal)
@@ -510,7 +515,7 @@ func (e *executor) getLote(ctx context.Context, b journal.Batch) (*api.LoteCobV,
 		return nil, callErr
 	}
 	var l api.LoteCobV
-	if err := json.Unmarshal(resp.Body, &l); err != nil {
+	if err := unmarshalLote(resp.Body, &l); err != nil {
 		return nil, fmt.Errorf("lote %s: resposta ilegível: %w", b.ID, err)
 	}
 	return &l, nil
@@ -589,15 +594,11 @@ func (e *executor) fetchBatch(ctx context.Context, b journal.Batch, rows []*jrow
 			got = append(got, r)
 		}
 		if journalPages {
-			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
-				for _, r := range got {
-					rb, _ := json.Marshal(r.res)
-					if err := tx.SetRow(r.idx, journal.RowIssued, rb); err != nil {
-						return err
-					}
-				}
-				return nil
-			}); err != nil {
+			sets := make([]journal.RowSet, len(got))
+			for i, r := range got {
+				sets[i] = journal.RowSet{Idx: r.idx, State: journal.RowIssued, Res: marshalRes(r.res)}
+			}
+			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error { return tx.SetRows(sets) }); err != nil {
 				return err
 			}
 			for range got {
