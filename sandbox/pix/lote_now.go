@@ -2,7 +2,6 @@ package pix
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,7 +26,7 @@ import (
 // document, encoded, and the charges to create.
 type freshLote struct {
 	l       *lote
-	raw     []byte      // l encoded (encoding/json, as the batches' cache does)
+	raw     []byte      // l encoded (as encoding/json does, as the batches' cache does: marshalLote)
 	creates []freshItem // the items to create, in the batch's order
 	// The store rows of the charges of creates, built and encoded
 	// (buildCharges).
@@ -88,7 +87,7 @@ func prepareFresh(ai accountInfo, id, host string, lb *loteBody, now time.Time) 
 		}
 		f.creates = append(f.creates, freshItem{i: i, in: in})
 	}
-	raw, err := json.Marshal(l)
+	raw, err := marshalLote(l) // json.Marshal(l), by hand (lotejson.go)
 	if err != nil {
 		return nil, err
 	}
