@@ -33,8 +33,26 @@ var errUnusual = errors.New("pix: not for the typed path")
 // parseLoteTyped is parseLoteHead for the body of a batch's PUT, with
 // each item that allows it decoded to a Cob (lb.typed) instead of a map
 // (lb.items[i] nil until lb.item(i) decodes it). false: the caller runs
-// parseLoteHead.
+// parseLoteHead. The items are read where they stand in the body; if one
+// of them is unusual, the body is read again with each item first
+// delimited (Scanner.Value), then read on its own, so an unusual one can
+// be decoded to its map.
 func parseLoteTyped(body []byte) (*loteBody, bool) {
+	lb, ok := parseLoteWith(body, true)
+	if !ok && lb == nil {
+		lb, ok = parseLoteWith(body, false)
+	}
+	if !ok {
+		return nil, false
+	}
+	return lb, true
+}
+
+// parseLoteWith is parseLoteTyped's reading of body: inPlace reads each
+// item where it stands and gives up (a nil loteBody and false) at the
+// first unusual item, otherwise an unusual item is decoded to its map;
+// a non-nil loteBody and false: anything else unusual.
+func parseLoteWith(body []byte, inPlace bool) (*loteBody, bool) {
 	s := jsonscan.New(body)
 	lb := &loteBody{body: body}
 	var sawDesc, sawCobsv bool
@@ -60,14 +78,27 @@ func parseLoteTyped(body []byte) (*loteBody, bool) {
 			}
 			sawCobsv = true
 			return s.Array(func() error {
-				raw, err := s.Value()
-				if err != nil {
-					return err
-				}
 				if len(lb.txids) >= rules.MaxBatchItems {
 					return errUnusual
 				}
-				txid, c := decodeItemTyped(raw)
+				var raw []byte
+				var txid string
+				var c *Cob
+				if inPlace {
+					s.Peek()
+					start := len(body) - len(s.Rest())
+					var err error
+					if txid, c, err = decodeItemFrom(&s); err != nil {
+						return errRetry
+					}
+					raw = body[start : len(body)-len(s.Rest())]
+				} else {
+					var err error
+					if raw, err = s.Value(); err != nil {
+						return err
+					}
+					txid, c = decodeItemTyped(raw)
+				}
 				var m map[string]any
 				if c == nil {
 					v, err := anyValue(new(jsonscan.New(raw)))
@@ -88,11 +119,17 @@ func parseLoteTyped(body []byte) (*loteBody, bool) {
 		}
 		return errUnusual
 	})
-	if err != nil || s.End() != nil || len(lb.txids) == 0 || !uniqueTxids(lb.txids) {
+	if err == errRetry {
 		return nil, false
+	}
+	if err != nil || s.End() != nil || len(lb.txids) == 0 || !uniqueTxids(lb.txids) {
+		return lb, false
 	}
 	return lb, true
 }
+
+// errRetry stops parseLoteWith's reading in place at an unusual item.
+var errRetry = errors.New("pix: an unusual item")
 
 // uniqueTxids tells whether no txid repeats: at once when they ascend
 // (a run's txids do), else with a set.
@@ -136,7 +173,18 @@ func (lb *loteBody) typedItem(i int) *Cob {
 // txid and Cob, checked against cobvItemS; a nil Cob when anything in it
 // is unusual (see above).
 func decodeItemTyped(raw []byte) (string, *Cob) {
-	d := typedDec{s: jsonscan.New(raw)}
+	s := jsonscan.New(raw)
+	txid, c, err := decodeItemFrom(&s)
+	if err != nil || s.End() != nil {
+		return "", nil
+	}
+	return txid, c
+}
+
+// decodeItemFrom is decodeItemTyped of the item at s; on an error s's
+// position is unspecified.
+func decodeItemFrom(s *jsonscan.Scanner) (string, *Cob, error) {
+	d := typedDec{s: s}
 	var txid string
 	c := new(Cob)
 	var seen uint8
@@ -160,14 +208,17 @@ func decodeItemTyped(raw []byte) (string, *Cob) {
 		}
 		return 0, errUnusual
 	})
-	if err != nil || seen&31 != 31 || d.s.End() != nil {
-		return "", nil
+	if err == nil && seen&31 != 31 {
+		err = errUnusual
 	}
-	return txid, c
+	if err != nil {
+		return "", nil, err
+	}
+	return txid, c, nil
 }
 
 // typedDec reads the parts of a typed item; every error stops it.
-type typedDec struct{ s jsonscan.Scanner }
+type typedDec struct{ s *jsonscan.Scanner }
 
 // object reads an object whose members member reads, each returning its
 // bit in seen: a key it does not know (bit 0) or one seen before stops.
