@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"remessa/pipeline"
 	"remessa/pipeline/journal"
@@ -259,7 +260,7 @@ func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string
 	case it.Cobv != nil:
 		c := *it.Cobv
 		if c.Txid == "" {
-			c.Txid = rules.RunTxid(runID, it.Index)
+			c.Txid = runTxid(runID, it.Index)
 		}
 		row.Txid = c.Txid
 		r.Cobv = &c
@@ -287,3 +288,34 @@ func marshalReq(r *rowReq) []byte {
 	b, _ := json.Marshal(r)
 	return b
 }
+
+// runTxid is rules.RunTxid(runID, n), without hashing the run id again
+// for every row: the run's 28-character prefix is kept (for the last run
+// id asked), and n written after it in 7 base-62 digits as RunTxid writes
+// it; anything else RunTxid itself (TestRunTxidMatchesRules).
+func runTxid(runID string, n int) string {
+	p := txidPrefix.Load()
+	if p == nil || p.runID != runID {
+		p = &runPrefix{runID: runID, prefix: rules.RunTxid(runID, 0)[:35-txidDigits]}
+		txidPrefix.Store(p)
+	}
+	if n < 0 || n >= 3_521_614_606_208 { // 62^7
+		return rules.RunTxid(runID, n)
+	}
+	var b [35]byte
+	copy(b[:], p.prefix)
+	for i := 34; i >= 35-txidDigits; i-- {
+		b[i] = base62[n%62]
+		n /= 62
+	}
+	return string(b[:])
+}
+
+const (
+	txidDigits = 7
+	base62     = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+)
+
+type runPrefix struct{ runID, prefix string }
+
+var txidPrefix atomic.Pointer[runPrefix]
