@@ -188,8 +188,8 @@ func decodeItemFrom(s *jsonscan.Scanner) (string, *Cob, error) {
 	var txid string
 	c := new(Cob)
 	var seen uint8
-	err := d.object(&seen, func(key string) (uint8, error) {
-		switch key {
+	err := d.object(&seen, func(key []byte) (uint8, error) {
+		switch string(key) {
 		case "txid":
 			return 1, d.pattern(&txid, isTxid)
 		case "calendario":
@@ -222,12 +222,13 @@ type typedDec struct{ s *jsonscan.Scanner }
 
 // object reads an object whose members member reads, each returning its
 // bit in seen: a key it does not know (bit 0) or one seen before stops.
-func (d *typedDec) object(seen *uint8, member func(key string) (uint8, error)) error {
+// (member switches on string(key), which allocates nothing.)
+func (d *typedDec) object(seen *uint8, member func(key []byte) (uint8, error)) error {
 	if d.s.Peek() != '{' {
 		return errUnusual
 	}
 	return d.s.Object(func(key []byte) error {
-		bit, err := member(string(key))
+		bit, err := member(key)
 		if err != nil {
 			return err
 		}
@@ -331,8 +332,8 @@ func (d *typedDec) integer(min, max int64) (int, error) {
 
 func (d *typedDec) calendario(c *Calendario) error {
 	var seen uint8
-	err := d.object(&seen, func(key string) (uint8, error) {
-		switch key {
+	err := d.object(&seen, func(key []byte) (uint8, error) {
+		switch string(key) {
 		case "dataDeVencimento":
 			return 1, d.pattern(&c.DataDeVencimento, isDate)
 		case "validadeAposVencimento":
@@ -350,8 +351,8 @@ func (d *typedDec) calendario(c *Calendario) error {
 
 func (d *typedDec) devedor(p *Pessoa) error {
 	var seen uint8
-	err := d.object(&seen, func(key string) (uint8, error) {
-		switch key {
+	err := d.object(&seen, func(key []byte) (uint8, error) {
+		switch string(key) {
 		case "nome":
 			return 1, d.text(&p.Nome, 1, 200)
 		case "cpf":
@@ -379,8 +380,8 @@ func (d *typedDec) devedor(p *Pessoa) error {
 
 func (d *typedDec) valor(v *Valor) error {
 	var seen uint8
-	err := d.object(&seen, func(key string) (uint8, error) {
-		switch key {
+	err := d.object(&seen, func(key []byte) (uint8, error) {
+		switch string(key) {
 		case "original":
 			return 1, d.pattern(&v.Original, isValor)
 		case "multa":
@@ -406,8 +407,8 @@ func (d *typedDec) modalidade(dst **Modalidade, max int64) error {
 	m := new(Modalidade)
 	*dst = m
 	var seen uint8
-	err := d.object(&seen, func(key string) (uint8, error) {
-		switch key {
+	err := d.object(&seen, func(key []byte) (uint8, error) {
+		switch string(key) {
 		case "modalidade":
 			n, err := d.integer(1, max)
 			m.Modalidade = n
@@ -425,8 +426,8 @@ func (d *typedDec) modalidade(dst **Modalidade, max int64) error {
 
 func (d *typedDec) desconto(ds *Desconto) error {
 	var seen uint8
-	err := d.object(&seen, func(key string) (uint8, error) {
-		switch key {
+	err := d.object(&seen, func(key []byte) (uint8, error) {
+		switch string(key) {
 		case "modalidade":
 			n, err := d.integer(1, 6)
 			ds.Modalidade = n
@@ -436,8 +437,8 @@ func (d *typedDec) desconto(ds *Desconto) error {
 		case "descontoDataFixa":
 			return 4, array(d, &ds.DescontoDataFixa, 1, 3, func(f *DataFixa) error {
 				var seen uint8
-				err := d.object(&seen, func(key string) (uint8, error) {
-					switch key {
+				err := d.object(&seen, func(key []byte) (uint8, error) {
+					switch string(key) {
 					case "data":
 						return 1, d.pattern(&f.Data, isDate)
 					case "valorPerc":
@@ -462,8 +463,8 @@ func (d *typedDec) desconto(ds *Desconto) error {
 func (d *typedDec) infoAdicionais(dst *[]InfoAdicional) error {
 	return array(d, dst, 0, 50, func(ia *InfoAdicional) error {
 		var seen uint8
-		err := d.object(&seen, func(key string) (uint8, error) {
-			switch key {
+		err := d.object(&seen, func(key []byte) (uint8, error) {
+			switch string(key) {
 			case "nome":
 				return 1, d.text(&ia.Nome, 1, 50)
 			case "valor":

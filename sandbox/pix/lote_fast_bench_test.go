@@ -40,7 +40,7 @@ func BenchmarkPutLotePrepare(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	m := &Module{st: st, clk: clock.Real{}, queued: map[task]bool{}}
+	m := &Module{st: st, clk: clock.Real{}, queued: map[task]bool{}, locOrderedFrom: 1} // locations of the ordered form, as a new sandbox's
 	m.initCaches()
 	ai := accountInfo{ID: "acc", Name: "Escola Sandbox Ltda", CNPJ: "12.345.678/0001-95", Keys: []string{"minha@example.com"}}
 	body := scaleBody("abcdefghijklmnopqrstuvwxyz01", 1000)
