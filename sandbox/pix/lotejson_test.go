@@ -82,3 +82,14 @@ func BenchmarkMarshalLote(b *testing.B) {
 		})
 	}
 }
+
+// lastKeyMemo answers as the function it remembers, key after key.
+func TestLastKeyMemo(t *testing.T) {
+	ai := accountInfo{Keys: []string{"minha@example.com", "+5511999998888"}}
+	own := lastKeyMemo(ai.ownsKey)
+	for _, k := range []string{"", "minha@example.com", "minha@example.com", "MINHA@example.com", "outra@example.com", "outra@example.com", "+5511999998888", "", ""} {
+		if got, want := own(k), ai.ownsKey(k); got != want {
+			t.Fatalf("%q: %v, ownsKey %v", k, got, want)
+		}
+	}
+}
