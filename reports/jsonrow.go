@@ -28,11 +28,16 @@ func appendRow(b []byte, r *results.Row) ([]byte, bool) {
 // an escape other than '"' and '\\' (nor '<', '>', '&'), by json.Marshal
 // otherwise. The run journals a row's description and result so.
 func MarshalRow(r *results.Row) []byte {
-	if b, ok := writeRow(rowWriter{b: make([]byte, 0, 512), ok: true, compact: true}, r); ok {
+	return AppendMarshalRow(make([]byte, 0, 512), r)
+}
+
+// AppendMarshalRow appends MarshalRow's bytes of r to dst.
+func AppendMarshalRow(dst []byte, r *results.Row) []byte {
+	if b, ok := writeRow(rowWriter{b: dst, ok: true, compact: true}, r); ok {
 		return b
 	}
 	b, _ := json.Marshal(r)
-	return b
+	return append(dst, b...)
 }
 
 func writeRow(w rowWriter, r *results.Row) ([]byte, bool) {

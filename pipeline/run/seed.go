@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"remessa/pipeline"
@@ -39,24 +40,60 @@ type splitDef struct {
 // statement).
 const seedBatch = 256
 
+// rowBatch is up to seedBatch journal rows, their descriptions and
+// requests written in buf: once the journal has them (it copies them
+// into its chunks), the batch goes back to seedBatches and its memory
+// holds the next rows' (about 1 KB a row less to allocate and collect).
+type rowBatch struct {
+	rows []journal.Row
+	buf  []byte
+
+	// seedRow's scratch
+	row  results.Row
+	req  rowReq
+	cobv pipeline.CobvRequest
+}
+
+var seedBatches = sync.Pool{New: func() any {
+	return &rowBatch{rows: make([]journal.Row, 0, seedBatch), buf: make([]byte, 0, seedBatch*1024)}
+}}
+
+// write appends what f appends to the batch's bytes and returns it.
+func (b *rowBatch) write(f func([]byte) []byte) []byte {
+	n := len(b.buf)
+	b.buf = f(b.buf) // (a buffer grown leaves the rows before on the old one, unchanged)
+	return b.buf[n:len(b.buf):len(b.buf)]
+}
+
+// release gives b back to seedBatches; nothing of its rows may be used
+// after.
+func (b *rowBatch) release() {
+	clear(b.rows)
+	b.rows, b.buf = b.rows[:0], b.buf[:0]
+	seedBatches.Put(b)
+}
+
 // scanJob validates the job once, gathering a scan. With rows set, it
 // also makes each row's journal row (refused rows included, in input
-// order) and hands them to rows seedBatch at a time: their values are
-// their own (nothing of them is reused). shaOnly keeps the identities'
-// SHA-256 only (a pass checking an earlier one).
-func scanJob(ctx context.Context, job *pipeline.Job, runID string, shaOnly bool, rows func([]journal.Row) error) (*scan, error) {
+// order) and hands them to rows seedBatch at a time, in a rowBatch that
+// rows' receiver releases once done with it. shaOnly keeps the
+// identities' SHA-256 only (a pass checking an earlier one).
+func scanJob(ctx context.Context, job *pipeline.Job, runID string, shaOnly bool, rows func(*rowBatch) error) (*scan, error) {
 	s := &scan{plan: pipeline.NewPlanBuilder(job), ids: newRowIDs()}
 	if shaOnly {
 		s.ids.rows, s.ids.shaOnly = nil, true
 	}
 	cobvJob := job.Spec.Issue.Cobv != nil
-	var batch []journal.Row
-	put := func(r journal.Row) error {
+	var batch *rowBatch
+	next := func() *rowBatch {
 		if batch == nil {
-			batch = make([]journal.Row, 0, seedBatch)
+			batch = seedBatches.Get().(*rowBatch)
 		}
-		batch = append(batch, r)
-		if len(batch) < seedBatch {
+		return batch
+	}
+	put := func(r journal.Row) error {
+		batch.rows = append(batch.rows, r)
+		if len(batch.rows) < seedBatch {
 			return nil
 		}
 		b := batch
@@ -79,7 +116,7 @@ func scanJob(ctx context.Context, job *pipeline.Job, runID string, shaOnly bool,
 		if rows == nil {
 			return nil
 		}
-		info, req, sk, sp := seedRow(it, runID)
+		info, req, sk, sp := seedRow(it, runID, next())
 		if sp != nil {
 			if s.splits == nil {
 				s.splits = map[string]splitDef{}
@@ -94,6 +131,7 @@ func scanJob(ctx context.Context, job *pipeline.Job, runID string, shaOnly bool,
 	if rows != nil {
 		h.Refused = func(r *results.Row) error {
 			info, _ := json.Marshal(r)
+			next()
 			return put(journal.Row{Index: r.Index, Key: r.Key, State: journal.RowRefused, Info: info})
 		}
 	}
@@ -101,7 +139,7 @@ func scanJob(ctx context.Context, job *pipeline.Job, runID string, shaOnly bool,
 	if err != nil {
 		return nil, err
 	}
-	if len(batch) > 0 {
+	if batch != nil {
 		if err := rows(batch); err != nil {
 			return nil, err
 		}
@@ -136,14 +174,14 @@ func seed(ctx context.Context, j *journal.Journal, job *pipeline.Job, m *Meta, p
 	err := j.Tx(ctx, func(tx *journal.Tx) error {
 		vctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		ch := make(chan []journal.Row, 8)
+		ch := make(chan *rowBatch, 8)
 		type result struct {
 			s   *scan
 			err error
 		}
 		done := make(chan result, 1)
 		go func() {
-			s, err := scanJob(vctx, job, m.RunID, p.want != nil, func(rs []journal.Row) error {
+			s, err := scanJob(vctx, job, m.RunID, p.want != nil, func(rs *rowBatch) error {
 				select {
 				case ch <- rs:
 					return nil
@@ -159,9 +197,10 @@ func seed(ctx context.Context, j *journal.Journal, job *pipeline.Job, m *Meta, p
 			if werr != nil {
 				continue // drained until the validation stops
 			}
-			if werr = tx.AddRows(rs); werr != nil {
+			if werr = tx.AddRows(rs.rows); werr != nil {
 				cancel()
 			}
+			rs.release() // (AddRows copied the rows' values)
 		}
 		res := <-done
 		if werr != nil {
@@ -233,9 +272,12 @@ type rowReq struct {
 // seedRow is what the journal keeps of an accepted row: its description
 // (a pending result), its request with the run's custom_id or txid, and
 // for a Pix split the configuration's key and body.
-func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string, split any) {
-	row := results.Row{Index: it.Index, SourceRow: it.SourceRow, Key: it.Key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
+func seedRow(it *pipeline.Item, runID string, b *rowBatch) (info, req []byte, splitKey string, split any) {
+	// the row, its request and a cobv's are written from the batch's own
+	// (nothing of them is kept: only their JSON, written in b)
+	b.row = results.Row{Index: it.Index, SourceRow: it.SourceRow, Key: it.Key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
 		Outcome: results.Pending, AmountCents: it.AmountCents, Split: it.Split}
+	row := &b.row
 	if !it.DueDate.IsZero() {
 		row.DueDate = it.DueDate.Format("2006-01-02")
 	}
@@ -245,7 +287,8 @@ func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string
 	if len(row.Parcels) > 0 && row.DueDate == "" {
 		row.DueDate = row.Parcels[0].DueDate
 	}
-	var r rowReq
+	b.req = rowReq{}
+	r := &b.req
 	switch {
 	case it.Carnet != nil:
 		c := *it.Carnet
@@ -258,27 +301,31 @@ func seedRow(it *pipeline.Item, runID string) (info, req []byte, splitKey string
 		row.CustomID = s.Metadata.CustomID
 		r.Slip = &s
 	case it.Cobv != nil:
-		c := *it.Cobv
+		b.cobv = *it.Cobv
+		c := &b.cobv
 		if c.Txid == "" {
 			c.Txid = runTxid(runID, it.Index)
 		}
 		row.Txid = c.Txid
-		r.Cobv = &c
+		r.Cobv = c
 		if it.PixSplit != nil {
 			r.SplitKey = it.SplitKey
 			splitKey, split = it.SplitKey, it.PixSplit
 		}
 	}
-	info = reports.MarshalRow(&row)
-	req = marshalReq(&r)
+	info = b.write(func(dst []byte) []byte { return reports.AppendMarshalRow(dst, row) })
+	req = b.write(func(dst []byte) []byte { return appendReq(dst, r) })
 	return info, req, splitKey, split
 }
 
 // marshalReq is json.Marshal(r), a cobv's written without reflection
 // (pipeline.AppendCobvJSON) when its strings and its split key are plain.
-func marshalReq(r *rowReq) []byte {
+func marshalReq(r *rowReq) []byte { return appendReq(make([]byte, 0, 640), r) }
+
+// appendReq appends marshalReq's bytes of r to dst.
+func appendReq(dst []byte, r *rowReq) []byte {
 	if r.Cobv != nil && r.Carnet == nil && r.Slip == nil && pipeline.JSONPlain(r.SplitKey) {
-		if b, ok := pipeline.AppendCobvJSON(append(make([]byte, 0, 640), `{"cobv":`...), r.Cobv); ok {
+		if b, ok := pipeline.AppendCobvJSON(append(dst, `{"cobv":`...), r.Cobv); ok {
 			if r.SplitKey != "" {
 				b = append(append(append(b, `,"split_key":"`...), r.SplitKey...), '"')
 			}
@@ -286,7 +333,7 @@ func marshalReq(r *rowReq) []byte {
 		}
 	}
 	b, _ := json.Marshal(r)
-	return b
+	return append(dst, b...)
 }
 
 // runTxid is rules.RunTxid(runID, n), without hashing the run id again
