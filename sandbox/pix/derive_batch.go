@@ -106,6 +106,11 @@ type brTemplate struct {
 	head      string
 	pre, post string
 	crcPre    uint16
+	// The CRC over post from a state x is postLin(x) ^ crcPost0, postLin
+	// being linear in x (GF(2)), tabulated by its high and low bytes: a
+	// CRC without a final XOR is linear in the state it starts from.
+	postHi, postLo [256]uint16
+	crcPost0       uint16
 }
 
 // newBRTemplate is the template of code, the BR Code of loc; nil when
@@ -128,6 +133,11 @@ func newBRTemplate(loc, code string) *brTemplate {
 	}
 	t := &brTemplate{n: len(loc), head: loc[:len(loc)-brVar], pre: code[:end-brVar], post: code[end : len(code)-4]}
 	t.crcPre = crc16Update(0xFFFF, t.pre)
+	t.crcPost0 = crc16Update(0, t.post)
+	for i := range 256 {
+		t.postHi[i] = crc16Update(uint16(i)<<8, t.post) ^ t.crcPost0
+		t.postLo[i] = crc16Update(uint16(i), t.post) ^ t.crcPost0
+	}
 	if t.code(loc[len(loc)-brVar:]) != code {
 		return nil
 	}
@@ -137,7 +147,8 @@ func newBRTemplate(loc, code string) *brTemplate {
 // code is the BR Code of the location ending with tail (brVar
 // characters).
 func (t *brTemplate) code(tail string) string {
-	crc := crc16Update(crc16Update(t.crcPre, tail), t.post)
+	x := crc16Update(t.crcPre, tail)
+	crc := t.postHi[x>>8] ^ t.postLo[x&0xFF] ^ t.crcPost0 // crc16Update(x, t.post)
 	b := make([]byte, 0, len(t.pre)+len(tail)+len(t.post)+4)
 	b = append(append(append(b, t.pre...), tail...), t.post...)
 	const digits = "0123456789ABCDEF"
