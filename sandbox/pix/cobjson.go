@@ -58,7 +58,8 @@ func marshalCharge(c *charge) ([]byte, error) {
 		chargeBufs.Put(bp)
 	}
 	if !ok {
-		return json.Marshal(c)
+		cp := *c // (a copy: c itself does not escape, so a caller's copy stays on its stack)
+		return json.Marshal(&cp)
 	}
 	return out, nil
 }

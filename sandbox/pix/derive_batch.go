@@ -149,11 +149,14 @@ func newBRTemplate(loc, code string) *brTemplate {
 func (t *brTemplate) code(tail string) string {
 	x := crc16Update(t.crcPre, tail)
 	crc := t.postHi[x>>8] ^ t.postLo[x&0xFF] ^ t.crcPost0 // crc16Update(x, t.post)
-	b := make([]byte, 0, len(t.pre)+len(tail)+len(t.post)+4)
-	b = append(append(append(b, t.pre...), tail...), t.post...)
+	var b strings.Builder // one allocation: the code itself
+	b.Grow(len(t.pre) + len(tail) + len(t.post) + 4)
+	b.WriteString(t.pre)
+	b.WriteString(tail)
+	b.WriteString(t.post)
 	const digits = "0123456789ABCDEF"
-	b = append(b, digits[crc>>12], digits[crc>>8&0xF], digits[crc>>4&0xF], digits[crc&0xF])
-	return string(b)
+	b.Write([]byte{digits[crc>>12], digits[crc>>8&0xF], digits[crc>>4&0xF], digits[crc&0xF]})
+	return b.String()
 }
 
 // crc16Update continues rules.CRC16's CRC-16/CCITT-FALSE from crc over s.
