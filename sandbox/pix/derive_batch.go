@@ -149,7 +149,8 @@ func newBRTemplate(loc, code string) *brTemplate {
 func (t *brTemplate) code(tail string) string {
 	x := crc16Update(t.crcPre, tail)
 	crc := t.postHi[x>>8] ^ t.postLo[x&0xFF] ^ t.crcPost0 // crc16Update(x, t.post)
-	var b strings.Builder // one allocation: the code itself
+	// One allocation: the code itself.
+	var b strings.Builder
 	b.Grow(len(t.pre) + len(tail) + len(t.post) + 4)
 	b.WriteString(t.pre)
 	b.WriteString(tail)
