@@ -223,7 +223,13 @@ func checkCobVValor(v Valor, original int64, due time.Time, dueOK bool, p func(s
 		if m == nil {
 			return
 		}
-		n := amount(name+".valorPerc", m.ValorPerc)
+		// amount(name+".valorPerc", m.ValorPerc), the path made only for
+		// a violation.
+		n, err := rules.ParsePixAmount(m.ValorPerc)
+		if err != nil || n <= 0 {
+			add(name+".valorPerc", "deve ser maior que zero", m.ValorPerc)
+			n = 0
+		}
 		isPercent := false
 		for _, x := range percentMods {
 			if m.Modalidade == x {

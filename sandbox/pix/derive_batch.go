@@ -65,17 +65,24 @@ func (d *batchDeriver) location(host, kind string, locID int64) string {
 	}
 	var in [96]byte
 	h := sha256.Sum256(strconv.AppendInt(append(in[:0], d.acct...), locID, 10))
-	out := make([]byte, 0, len(host)+len("/v2/")+len(kind)+1+32)
-	out = append(append(append(append(out, host...), "/v2/"...), kind...), '/')
+	var last [32]byte // %016x of the loc id, then 8 bytes of the hash in hex
 	const digits = "0123456789abcdef"
-	for shift := 60; shift >= 0; shift -= 4 {
-		out = append(out, digits[uint64(locID)>>shift&0xF])
+	for k := range 16 {
+		last[k] = digits[uint64(locID)>>(60-4*k)&0xF]
 	}
-	out = hex.AppendEncode(out, h[:8])
-	if len(out) > 77 {
-		out = out[len(out)-77:]
+	hex.Encode(last[16:], h[:8])
+	var out strings.Builder // one allocation: the location itself
+	out.Grow(len(host) + len("/v2/") + len(kind) + 1 + len(last))
+	out.WriteString(host)
+	out.WriteString("/v2/")
+	out.WriteString(kind)
+	out.WriteByte('/')
+	out.Write(last[:])
+	loc := out.String()
+	if len(loc) > 77 {
+		loc = loc[len(loc)-77:]
 	}
-	return string(out)
+	return loc
 }
 
 // brCode is the BR Code of a dynamic charge at loc (derive's), from the

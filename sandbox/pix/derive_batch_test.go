@@ -89,3 +89,21 @@ func TestCRC16Update(t *testing.T) {
 		}
 	}
 }
+
+// A modality of zero is refused, named with its path.
+func TestCheckCobVValorZeroModalidade(t *testing.T) {
+	p := func(s string) string { return "cobsv[3].valor." + s }
+	for _, c := range []struct {
+		v    Valor
+		want string
+	}{
+		{Valor{Multa: &Modalidade{Modalidade: 2, ValorPerc: "0.00"}}, "[{deve ser maior que zero cobsv[3].valor.multa.valorPerc 0.00}]"},
+		{Valor{Juros: &Modalidade{Modalidade: 3, ValorPerc: "x"}}, "[{deve ser maior que zero cobsv[3].valor.juros.valorPerc x}]"},
+		{Valor{Abatimento: &Modalidade{Modalidade: 1, ValorPerc: "0.00"}}, "[{deve ser maior que zero cobsv[3].valor.abatimento.valorPerc 0.00}]"},
+		{Valor{Multa: &Modalidade{Modalidade: 2, ValorPerc: "2.00"}}, "[]"},
+	} {
+		if got := fmt.Sprint(checkCobVValor(c.v, 10000, time.Time{}, false, p)); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.v, got, c.want)
+		}
+	}
+}
