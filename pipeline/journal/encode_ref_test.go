@@ -97,3 +97,72 @@ func packHexRef(dst, v, base []byte) ([]byte, bool) {
 	}
 	return dst, packed
 }
+
+// unpackHexRef and lzDecodeRef are the decoders written a byte at a time
+// (as they were before bulk copies), for TestDecodeMatchesRef.
+func unpackHexRef(b []byte) ([]byte, error) {
+	out := make([]byte, 0, 2*len(b))
+	for i := 0; i < len(b); {
+		if b[i] != hexMark {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		pairs, k := binary.Uvarint(b[i+1:])
+		if k <= 0 || pairs > uint64(len(b)-i-1-k) {
+			return nil, errCorrupt
+		}
+		i += 1 + k
+		for _, x := range b[i : i+int(pairs)] {
+			out = append(out, hexDigits[x>>4], hexDigits[x&15])
+		}
+		i += int(pairs)
+	}
+	return out, nil
+}
+
+func lzDecodeRef(buf, enc []byte) ([]byte, error) {
+	for {
+		if len(enc) == 0 {
+			return nil, errCorrupt
+		}
+		tok := enc[0]
+		enc = enc[1:]
+		l := uint64(tok >> 4)
+		if l == 15 {
+			x, k := binary.Uvarint(enc)
+			if k <= 0 {
+				return nil, errCorrupt
+			}
+			l, enc = l+x, enc[k:]
+		}
+		if uint64(len(enc)) < l {
+			return nil, errCorrupt
+		}
+		buf = append(buf, enc[:l]...)
+		enc = enc[l:]
+		if len(enc) == 0 {
+			return buf, nil
+		}
+		off, k := binary.Uvarint(enc)
+		if k <= 0 {
+			return nil, errCorrupt
+		}
+		enc = enc[k:]
+		m := uint64(tok & 15)
+		if m == 15 {
+			x, k := binary.Uvarint(enc)
+			if k <= 0 || x > 1<<30 {
+				return nil, errCorrupt
+			}
+			m, enc = m+x, enc[k:]
+		}
+		if off == 0 || off > uint64(len(buf)) {
+			return nil, errCorrupt
+		}
+		p := len(buf) - int(off)
+		for j := 0; j < int(m)+lzMinMatch; j++ {
+			buf = append(buf, buf[p+j])
+		}
+	}
+}

@@ -227,3 +227,86 @@ func TestHasParcels(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeMatchesRef: lzDecode and unpackHex give what the decoders
+// written a byte at a time give (value or error) for coded values
+// (matches overlapping their own output too: runs of one byte, of a few)
+// and for those values cut and changed at random.
+func TestDecodeMatchesRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	c, cs := genCobvCases(rng, 500)
+	for i := range 300 {
+		cs = append(cs, encodeCase{nil, bytes.Repeat([]byte("ab"[:1+i%2]), 1+rng.IntN(300))})
+		cs = append(cs, encodeCase{[]byte("xyz"), bytes.Repeat([]byte("0123456789abcdef"[:1+i%16]), 1+rng.IntN(100))})
+	}
+	dict := c.dicts[0].b
+	for i, ec := range cs {
+		enc := c.encode(ec.base, ec.v)
+		for k := range 4 {
+			e := append([]byte(nil), enc...)
+			if k > 0 {
+				e = mutate(rng, e)
+			}
+			if len(e) < 2 {
+				continue
+			}
+			body := e[2:] // format byte, dictionary 0
+			pre := append(append([]byte(nil), dict...), ec.base...)
+			got, gerr := lzDecode(append([]byte(nil), pre...), body)
+			want, werr := lzDecodeRef(append([]byte(nil), pre...), body)
+			if (gerr == nil) != (werr == nil) || !bytes.Equal(got, want) {
+				t.Fatalf("value %d, %d: lzDecode %q %v, want %q %v", i, k, got, gerr, want, werr)
+			}
+			if k == 0 && !bytes.Equal(got[len(pre):], mustPack(ec.v, ec.base)) {
+				t.Fatalf("value %d: decoded %q", i, got[len(pre):])
+			}
+			if gerr == nil {
+				u, uerr := unpackHex(got[len(pre):])
+				w, werr := unpackHexRef(got[len(pre):])
+				if (uerr == nil) != (werr == nil) || !bytes.Equal(u, w) {
+					t.Fatalf("value %d, %d: unpackHex %q %v, want %q %v", i, k, u, uerr, w, werr)
+				}
+			}
+		}
+	}
+}
+
+// mustPack is v as encode codes it: packed, or as it is.
+func mustPack(v, base []byte) []byte {
+	p, _ := packHex(nil, v, base)
+	return p
+}
+
+func benchDecode(b *testing.B, ref bool) {
+	c, cs := sampleCases(b)
+	encs := make([][]byte, len(cs))
+	for i, ec := range cs {
+		encs[i] = c.encode(ec.base, ec.v)
+	}
+	cpu := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		ec, enc := cs[i%len(cs)], encs[i%len(cs)]
+		d := c.dicts[len(c.dicts)-1].b
+		buf := append(append(make([]byte, 0, 4096), d...), ec.base...)
+		n := len(buf)
+		var err error
+		if ref {
+			buf, err = lzDecodeRef(buf, enc[2:])
+			if err == nil && enc[0] == fmtLZHex {
+				_, err = unpackHexRef(buf[n:])
+			}
+		} else {
+			buf, err = lzDecode(buf, enc[2:])
+			if err == nil && enc[0] == fmtLZHex {
+				_, err = unpackHex(buf[n:])
+			}
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+func BenchmarkDecodeRes(b *testing.B)    { benchDecode(b, false) }
+func BenchmarkDecodeResRef(b *testing.B) { benchDecode(b, true) }

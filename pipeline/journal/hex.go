@@ -102,16 +102,17 @@ func packHex(dst, v, base []byte) ([]byte, bool) {
 func unpackHex(b []byte) ([]byte, error) {
 	out := make([]byte, 0, 2*len(b))
 	for i := 0; i < len(b); {
-		if b[i] != hexMark {
-			out = append(out, b[i])
-			i++
-			continue
+		k := bytes.IndexByte(b[i:], hexMark)
+		if k < 0 {
+			return append(out, b[i:]...), nil
 		}
-		pairs, k := binary.Uvarint(b[i+1:])
-		if k <= 0 || pairs > uint64(len(b)-i-1-k) {
+		out = append(out, b[i:i+k]...)
+		i += k
+		pairs, n := binary.Uvarint(b[i+1:])
+		if n <= 0 || pairs > uint64(len(b)-i-1-n) {
 			return nil, errCorrupt
 		}
-		i += 1 + k
+		i += 1 + n
 		for _, x := range b[i : i+int(pairs)] {
 			out = append(out, hexDigits[x>>4], hexDigits[x&15])
 		}

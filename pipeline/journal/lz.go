@@ -175,8 +175,12 @@ func lzDecode(buf, enc []byte) ([]byte, error) {
 		if off == 0 || off > uint64(len(buf)) {
 			return nil, errCorrupt
 		}
-		p := len(buf) - int(off)
-		for j := 0; j < int(m)+lzMinMatch; j++ {
+		p, n := len(buf)-int(off), int(m)+lzMinMatch
+		if int(off) >= n { // the copy's source ends before it starts
+			buf = append(buf, buf[p:p+n]...)
+			continue
+		}
+		for j := 0; j < n; j++ {
 			buf = append(buf, buf[p+j])
 		}
 	}
