@@ -28,12 +28,18 @@ type BRCode struct {
 // CRC16 returns the CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no
 // reflection, no final XOR) of s as 4 uppercase hex digits.
 func CRC16(s string) string {
-	crc := uint16(0xFFFF)
+	crc := CRC16Update(0xFFFF, s)
+	const hex = "0123456789ABCDEF"
+	return string([]byte{hex[crc>>12], hex[crc>>8&0xF], hex[crc>>4&0xF], hex[crc&0xF]})
+}
+
+// CRC16Update continues CRC16's CRC from crc over s: CRC16Update(0xFFFF, a+b)
+// is CRC16Update(CRC16Update(0xFFFF, a), b).
+func CRC16Update(crc uint16, s string) uint16 {
 	for i := 0; i < len(s); i++ {
 		crc = crc<<8 ^ crcTable[byte(crc>>8)^s[i]]
 	}
-	const hex = "0123456789ABCDEF"
-	return string([]byte{hex[crc>>12], hex[crc>>8&0xF], hex[crc>>4&0xF], hex[crc&0xF]})
+	return crc
 }
 
 var crcTable = func() (t [256]uint16) {

@@ -291,3 +291,14 @@ func FuzzParseBRCodeBody(f *testing.F) {
 		}
 	})
 }
+
+// TestCRC16Update: the CRC continued over the rest of a string is the
+// string's, wherever it is cut.
+func TestCRC16Update(t *testing.T) {
+	const s = "123456789"
+	for cut := 0; cut <= len(s); cut++ {
+		if got := CRC16Update(CRC16Update(0xFFFF, s[:cut]), s[cut:]); got != 0x29B1 {
+			t.Fatalf("cut at %d: %04X, want 29B1", cut, got)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"remessa/pipeline/results"
+	"remessa/rules"
 )
 
 // Results with parcels (a carnet's: 12 parcels, each with its typed line,
@@ -318,23 +319,8 @@ func dayNumber(s string) (int64, bool) {
 func dayString(d int64) string { return time.Unix(d*86400, 0).UTC().Format(time.DateOnly) }
 
 // pixCRC is the CRC field's value of a Pix code up to and including its
-// "6304": CRC16-CCITT (polynomial 0x1021, initial 0xFFFF), 4 uppercase
-// hex digits.
-func pixCRC(s string) string {
-	crc := uint16(0xFFFF)
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	const up = "0123456789ABCDEF"
-	return string([]byte{up[crc>>12], up[crc>>8&15], up[crc>>4&15], up[crc&15]})
-}
+// "6304" (rules.CRC16).
+func pixCRC(s string) string { return rules.CRC16(s) }
 
 func pixCRCOK(s string) bool {
 	return len(s) >= 8 && s[len(s)-8:len(s)-4] == "6304" && pixCRC(s[:len(s)-4]) == s[len(s)-4:]
