@@ -139,11 +139,11 @@ func newBRTemplate(loc, code string) *brTemplate {
 		return nil
 	}
 	t := &brTemplate{n: len(loc), head: loc[:len(loc)-brVar], pre: code[:end-brVar], post: code[end : len(code)-4]}
-	t.crcPre = crc16Update(0xFFFF, t.pre)
-	t.crcPost0 = crc16Update(0, t.post)
+	t.crcPre = rules.CRC16Update(0xFFFF, t.pre)
+	t.crcPost0 = rules.CRC16Update(0, t.post)
 	for i := range 256 {
-		t.postHi[i] = crc16Update(uint16(i)<<8, t.post) ^ t.crcPost0
-		t.postLo[i] = crc16Update(uint16(i), t.post) ^ t.crcPost0
+		t.postHi[i] = rules.CRC16Update(uint16(i)<<8, t.post) ^ t.crcPost0
+		t.postLo[i] = rules.CRC16Update(uint16(i), t.post) ^ t.crcPost0
 	}
 	if t.code(loc[len(loc)-brVar:]) != code {
 		return nil
@@ -154,8 +154,8 @@ func newBRTemplate(loc, code string) *brTemplate {
 // code is the BR Code of the location ending with tail (brVar
 // characters).
 func (t *brTemplate) code(tail string) string {
-	x := crc16Update(t.crcPre, tail)
-	crc := t.postHi[x>>8] ^ t.postLo[x&0xFF] ^ t.crcPost0 // crc16Update(x, t.post)
+	x := rules.CRC16Update(t.crcPre, tail)
+	crc := t.postHi[x>>8] ^ t.postLo[x&0xFF] ^ t.crcPost0 // rules.CRC16Update(x, t.post)
 	// One allocation: the code itself.
 	var b strings.Builder
 	b.Grow(len(t.pre) + len(tail) + len(t.post) + 4)
@@ -167,25 +167,3 @@ func (t *brTemplate) code(tail string) string {
 	return b.String()
 }
 
-// crc16Update continues rules.CRC16's CRC-16/CCITT-FALSE from crc over s.
-func crc16Update(crc uint16, s string) uint16 {
-	for i := 0; i < len(s); i++ {
-		crc = crc<<8 ^ crc16Table[byte(crc>>8)^s[i]]
-	}
-	return crc
-}
-
-var crc16Table = func() (t [256]uint16) {
-	for i := range 256 {
-		c := uint16(i) << 8
-		for range 8 {
-			if c&0x8000 != 0 {
-				c = c<<1 ^ 0x1021
-			} else {
-				c <<= 1
-			}
-		}
-		t[i] = c
-	}
-	return t
-}()

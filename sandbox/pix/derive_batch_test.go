@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"remessa/rules"
 )
 
 // A batchDeriver derives each charge as (*charge).derive does, field for
@@ -70,23 +68,6 @@ func TestBatchDeriverSameAsDerive(t *testing.T) {
 	}
 	if templated < n/2 {
 		t.Fatalf("only %d of %d charges' BR Codes from a template", templated, n)
-	}
-}
-
-// crc16Update is rules.CRC16, also when continued from part of a string.
-func TestCRC16Update(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for range 2000 {
-		b := make([]byte, r.IntN(200))
-		for i := range b {
-			b[i] = byte(r.IntN(256))
-		}
-		s := string(b)
-		cut := r.IntN(len(s) + 1)
-		crc := crc16Update(crc16Update(0xFFFF, s[:cut]), s[cut:])
-		if got, want := fmt.Sprintf("%04X", crc), rules.CRC16(s); got != want {
-			t.Fatalf("%q: %s, rules.CRC16 %s", s, got, want)
-		}
 	}
 }
 
