@@ -166,4 +166,3 @@ func (t *brTemplate) code(tail string) string {
 	b.Write([]byte{digits[crc>>12], digits[crc>>8&0xF], digits[crc>>4&0xF], digits[crc&0xF]})
 	return b.String()
 }
-
