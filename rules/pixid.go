@@ -69,18 +69,32 @@ func DeriveTxid(parts ...string) string {
 // service keeping them in a b-tree (the sandbox's SQLite index, a
 // PostgreSQL one) writes a batch's 1,000 new keys into a few adjacent
 // pages instead of 1,000 scattered ones. Rows past 62^7 (3.5 × 10^12)
-// get DeriveTxid(runID, n) instead: still deterministic and unique.
-func RunTxid(runID string, n int) string {
-	const digits = 7
+// get DeriveTxid(runID, "row", n) instead: still deterministic and unique.
+func RunTxid(runID string, n int) string { return NewRunTxids(runID).Txid(n) }
+
+// RunTxids makes the txids of one run's rows (RunTxid), its prefix
+// hashed once.
+type RunTxids struct{ runID, prefix string }
+
+// NewRunTxids returns the maker of run runID's txids.
+func NewRunTxids(runID string) RunTxids {
+	return RunTxids{runID: runID, prefix: DeriveTxid(runID)[:35-runTxidDigits]}
+}
+
+const runTxidDigits = 7
+
+// Txid is RunTxid(runID, n) for the maker's run.
+func (t RunTxids) Txid(n int) string {
 	if n < 0 || n >= 3_521_614_606_208 { // 62^7
-		return DeriveTxid(runID, "row", strconv.Itoa(n))
+		return DeriveTxid(t.runID, "row", strconv.Itoa(n))
 	}
-	b := []byte(DeriveTxid(runID)[:35-digits] + "0000000")
-	for i := 34; n > 0; i-- {
+	var b [35]byte
+	copy(b[:], t.prefix)
+	for i := 34; i >= 35-runTxidDigits; i-- {
 		b[i] = base62[n%62]
 		n /= 62
 	}
-	return string(b)
+	return string(b[:])
 }
 
 // ValidEndToEndID reports whether s is a Pix endToEndId: E + ISPB (8,

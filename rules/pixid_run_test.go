@@ -48,4 +48,14 @@ func TestRunTxid(t *testing.T) {
 	if strings.HasPrefix(big, prefix) || !ValidTxid(big) || big != DeriveTxid(run, "row", "3521614606208") {
 		t.Errorf("RunTxid past 62^7 = %s", big)
 	}
+	if neg := RunTxid(run, -1); neg != DeriveTxid(run, "row", "-1") || !ValidTxid(neg) {
+		t.Errorf("RunTxid(-1) = %s", neg)
+	}
+	// one maker serves the whole run: the same txids as RunTxid
+	mk := NewRunTxids(run)
+	for _, n := range []int{0, 61, 62, 238_327, 238_328, 999_999} {
+		if got, want := mk.Txid(n), RunTxid(run, n); got != want {
+			t.Errorf("NewRunTxids(%q).Txid(%d) = %s, want %s", run, n, got, want)
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"remessa/pipeline"
 	"remessa/pipeline/journal"
@@ -84,6 +83,7 @@ func scanJob(ctx context.Context, job *pipeline.Job, runID string, shaOnly bool,
 		s.ids.rows, s.ids.shaOnly = nil, true
 	}
 	cobvJob := job.Spec.Issue.Cobv != nil
+	txids := rules.NewRunTxids(runID) // its prefix hashed once, not per row
 	var batch *rowBatch
 	next := func() *rowBatch {
 		if batch == nil {
@@ -116,7 +116,7 @@ func scanJob(ctx context.Context, job *pipeline.Job, runID string, shaOnly bool,
 		if rows == nil {
 			return nil
 		}
-		info, req, sk, sp := seedRow(it, runID, next())
+		info, req, sk, sp := seedRow(it, runID, txids, next())
 		if sp != nil {
 			if s.splits == nil {
 				s.splits = map[string]splitDef{}
@@ -272,7 +272,7 @@ type rowReq struct {
 // seedRow is what the journal keeps of an accepted row: its description
 // (a pending result), its request with the run's custom_id or txid, and
 // for a Pix split the configuration's key and body.
-func seedRow(it *pipeline.Item, runID string, b *rowBatch) (info, req []byte, splitKey string, split any) {
+func seedRow(it *pipeline.Item, runID string, txids rules.RunTxids, b *rowBatch) (info, req []byte, splitKey string, split any) {
 	// the row, its request and a cobv's are written from the batch's own
 	// (nothing of them is kept: only their JSON, written in b)
 	b.row = results.Row{Index: it.Index, SourceRow: it.SourceRow, Key: it.Key, PayerName: it.PayerName, PayerDoc: it.PayerDoc,
@@ -304,7 +304,7 @@ func seedRow(it *pipeline.Item, runID string, b *rowBatch) (info, req []byte, sp
 		b.cobv = *it.Cobv
 		c := &b.cobv
 		if c.Txid == "" {
-			c.Txid = runTxid(runID, it.Index)
+			c.Txid = txids.Txid(it.Index)
 		}
 		row.Txid = c.Txid
 		r.Cobv = c
@@ -335,34 +335,3 @@ func appendReq(dst []byte, r *rowReq) []byte {
 	b, _ := json.Marshal(r)
 	return append(dst, b...)
 }
-
-// runTxid is rules.RunTxid(runID, n), without hashing the run id again
-// for every row: the run's 28-character prefix is kept (for the last run
-// id asked), and n written after it in 7 base-62 digits as RunTxid writes
-// it; anything else RunTxid itself (TestRunTxidMatchesRules).
-func runTxid(runID string, n int) string {
-	p := txidPrefix.Load()
-	if p == nil || p.runID != runID {
-		p = &runPrefix{runID: runID, prefix: rules.RunTxid(runID, 0)[:35-txidDigits]}
-		txidPrefix.Store(p)
-	}
-	if n < 0 || n >= 3_521_614_606_208 { // 62^7
-		return rules.RunTxid(runID, n)
-	}
-	var b [35]byte
-	copy(b[:], p.prefix)
-	for i := 34; i >= 35-txidDigits; i-- {
-		b[i] = base62[n%62]
-		n /= 62
-	}
-	return string(b[:])
-}
-
-const (
-	txidDigits = 7
-	base62     = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-)
-
-type runPrefix struct{ runID, prefix string }
-
-var txidPrefix atomic.Pointer[runPrefix]
