@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"remessa/pipeline/results"
+	"remessa/rules"
 )
 
 // label is one piece of report text in Portuguese and English.
@@ -257,20 +258,9 @@ func plainDecimal(cents int64, sep byte) string {
 	return sign + strconv.FormatUint(u/100, 10) + string(sep) + fmt.Sprintf("%02d", u%100)
 }
 
-var monthsPT = [...]string{"jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez"}
-
 // formatMonth shows "2026-03" as "mar/2026" (pt) or "Mar 2026" (en).
 // Anything that is not YYYY-MM is returned unchanged.
-func formatMonth(lang, ym string) string {
-	t, err := time.Parse("2006-01", ym)
-	if err != nil {
-		return ym
-	}
-	if lang == "en" {
-		return t.Format("Jan 2006")
-	}
-	return monthsPT[t.Month()-1] + "/" + strconv.Itoa(t.Year())
-}
+func formatMonth(lang, ym string) string { return rules.FormatMonth(lang, ym) }
 
 // formatDate shows "2026-03-10" as "10/03/2026" (pt) or "2026-03-10" (en).
 func formatDate(lang, d string) string {

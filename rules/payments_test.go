@@ -469,3 +469,26 @@ func TestMulDivRound(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyPayment: by hand, a parcel of R$ 1.350,00.
+func TestClassifyPayment(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		face, disc, fi, paid int64
+		owed, short, over    int64
+	}{
+		{"paid R$ 100,00 of it, on time", 135000, 0, 0, 10000, 135000, 125000, 0},
+		{"early with 5 % off", 135000, 6750, 0, 128250, 128250, 0, 0},
+		{"late, fine 27,00 and interest 4,46", 135000, 0, 3146, 138146, 138146, 0, 0},
+		{"late, paid the face value only", 135000, 0, 3146, 135000, 138146, 3146, 0},
+		{"paid R$ 10,00 over", 135000, 0, 0, 136000, 135000, 0, 1000},
+	} {
+		got := ClassifyPayment(c.face, c.disc, c.fi, c.paid)
+		if got.Owed != c.owed || got.Short != c.short || got.Over != c.over {
+			t.Errorf("%s: %+v, want owed %d short %d over %d", c.name, got, c.owed, c.short, c.over)
+		}
+		if got.Face-got.Discount+got.FineInterest-got.Short+got.Over != c.paid {
+			t.Errorf("%s: the identity does not close: %+v", c.name, got)
+		}
+	}
+}

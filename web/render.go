@@ -40,12 +40,7 @@ var funcs = template.FuncMap{
 		}
 		return iso
 	},
-	"month": func(ym string) string {
-		if t, err := time.Parse("2006-01", ym); err == nil {
-			return monthsPT[t.Month()-1] + "/" + t.Format("2006")
-		}
-		return ym
-	},
+	"month": func(ym string) string { return rules.FormatMonth("pt", ym) },
 	"pct": func(a, b int) int {
 		if b <= 0 {
 			return 0
@@ -176,5 +171,3 @@ func safeReturn(v string) string {
 	}
 	return v
 }
-
-var monthsPT = [...]string{"jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez"}

@@ -18,6 +18,7 @@ import (
 	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/reports/conciliacao"
+	"remessa/rules"
 	"remessa/sandbox"
 	"remessa/sandbox/control"
 )
@@ -36,7 +37,9 @@ func issueEscola(t *testing.T) (string, *sandbox.Running, *control.Client, *api.
 }
 
 // TestReconciliationToTheCent: 40 carnets × 12; the test pays parcel 1 of
-// rows 0–19 on time, parcel 2 of rows 0–4 late with R$ 7,35 more, settles
+// rows 0–19 at its face value more than 5 days early (the terms gave 5 %
+// off: each paid the discount over), parcel 2 of rows 0–4 after the
+// discount window with R$ 7,35 more (paid over: it was not late), settles
 // parcel 3 of rows 5–7 by hand, cancels rows 8 and 9's carnets, then
 // looks 90 days ahead. Every total is the sum of what the test did,
 // computed here from the parcels' values and due dates.
@@ -44,7 +47,7 @@ func TestReconciliationToTheCent(t *testing.T) {
 	ctx := context.Background()
 	dir, _, ctl, cl, res, sync := issueEscola(t)
 	payee := ""
-	var paid, fine, settled, cancelled int64
+	var paid, discount, over, settled, cancelled int64
 	for i := 0; i < 20; i++ {
 		p := res.Rows[i].Parcels[0]
 		v := p.ValueCents
@@ -52,6 +55,15 @@ func TestReconciliationToTheCent(t *testing.T) {
 			t.Fatal(err)
 		}
 		paid += v
+		d := (v*5*2 + 100) / 200 // 5 % half up
+		discount += d
+		over += d
+	}
+	// four days before the first due date: the window (until 5 days
+	// before) has closed, the second parcel is not due
+	due1, _ := time.Parse("2006-01-02", res.Rows[0].Parcels[0].DueDate)
+	if _, err := ctl.Advance(ctx, control.AdvanceRequest{To: due1.AddDate(0, 0, -4).Format("2006-01-02")}); err != nil {
+		t.Fatal(err)
 	}
 	for i := 0; i < 5; i++ {
 		p := res.Rows[i].Parcels[1]
@@ -60,7 +72,7 @@ func TestReconciliationToTheCent(t *testing.T) {
 			t.Fatal(err)
 		}
 		paid += v
-		fine += 735
+		over += 735
 	}
 	for i := 5; i < 8; i++ {
 		if err := cl.SettleParcel(ctx, res.Rows[i].CarnetID, 3); err != nil {
@@ -134,12 +146,14 @@ func TestReconciliationToTheCent(t *testing.T) {
 	}{
 		{"issued", tot.Expected, issued},
 		{"received", tot.Received, paid + settled},
-		{"fine and interest", tot.FineInterest, fine},
+		{"fine and interest", tot.FineInterest, 0},
+		{"discount", tot.Discount, discount},
+		{"paid over", tot.Over, over},
+		{"paid short", tot.Short, 0},
 		{"cancelled", tot.Cancelled, cancelled},
 		{"open", tot.Open, open},
 		{"overdue", tot.Overdue, overdue},
 		{"refunded", tot.Refunded, 0},
-		{"discount", tot.Discount, 0},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -162,7 +176,7 @@ func TestReconciliationToTheCent(t *testing.T) {
 	}
 	// written streaming from the ledger, the same totals, and the files
 	files, sr, err := conciliacao.WriteRun(ctx, dir, today, "pt")
-	if err != nil || len(files) != 4 {
+	if err != nil || len(files) != 5 {
 		t.Fatalf("write: %v %v", files, err)
 	}
 	if sr.Totals != r.Totals || !sr.Reconcile.OK || sr.Lines != nil {
@@ -196,13 +210,15 @@ func TestReconciliationCheckCatchesABrokenTotal(t *testing.T) {
 	res := &results.Results{Run: results.RunInfo{ID: "r1", Kind: results.Boletos}}
 	cs := []status.Charge{
 		{Key: "charge:1", SourceRow: 2, ChargeID: 1, Due: "2027-01-10", ValueCents: 15000, State: status.StatePaid, Status: "paid", PaidCents: 15300, PaidAt: "2027-01-12T10:00:00-03:00", Method: status.MethodBoleto},
-		{Key: "charge:2", SourceRow: 3, ChargeID: 2, Due: "2027-01-10", ValueCents: 9990, State: status.StateOpen, Status: "unpaid"},
-		{Key: "charge:3", SourceRow: 4, ChargeID: 3, Due: "2027-03-10", ValueCents: 5000, State: status.StateCancelled, Status: "canceled"},
+		{Key: "charge:2", SourceRow: 3, RowIndex: 1, ChargeID: 2, Due: "2027-01-10", ValueCents: 9990, State: status.StateOpen, Status: "unpaid"},
+		{Key: "charge:3", SourceRow: 4, RowIndex: 2, ChargeID: 3, Due: "2027-03-10", ValueCents: 5000, State: status.StateCancelled, Status: "canceled"},
 	}
 	today := time.Date(2027, 2, 15, 0, 0, 0, 0, time.UTC)
-	r := conciliacao.Build(res, cs, "", today)
-	// by hand: received 153,00 with 3,00 of fine and interest, paid 2 days
-	// late; 99,90 overdue 36 days (31–60); 50,00 cancelled
+	// the slips' terms: 2 % fine, no interest
+	terms := map[int]*conciliacao.Terms{0: {Slip: rules.SlipTerms{Fine: 200}}, 1: {Slip: rules.SlipTerms{Fine: 200}}, 2: {Slip: rules.SlipTerms{Fine: 200}}}
+	r := conciliacao.Build(res, cs, terms, "", today)
+	// by hand: received 153,00 with 3,00 of fine (2 % of 150,00), paid 2
+	// days late; 99,90 overdue 36 days (31–60); 50,00 cancelled
 	if r.Totals.Received != 15300 || r.Totals.FineInterest != 300 || r.Totals.Overdue != 9990 || r.Totals.Cancelled != 5000 {
 		t.Fatalf("totals %+v", r.Totals)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ import (
 )
 
 // Files are the names the reconciliation is written under.
-var Files = []string{"conciliacao.xlsx", "conciliacao.csv", "conciliacao.html", "conciliacao.json"}
+var Files = []string{"conciliacao.xlsx", "conciliacao.csv", "conciliacao.html", "conciliacao.json", "conciliacao-quem-deve.csv"}
 
 // Write writes the four reconciliation files of r (built in memory, with
 // its lines) into dir, in lang (pt or en), and returns their paths.
@@ -72,17 +73,10 @@ func WriteRun(ctx context.Context, dir string, today time.Time, lang string) ([]
 	if err != nil {
 		return nil, nil, err
 	}
-	a := newAccumulator()
-	if err := l.EachCharge(ctx, func(c *status.Charge) error {
-		ln := line(*c, today)
-		a.add(ln)
-		return s.line(&ln)
-	}); err != nil {
+	if err := stream(ctx, dir, l, r, today, s.line); err != nil {
 		s.abort()
 		return nil, nil, err
 	}
-	a.close(r)
-	r.streamedLines = a.lines
 	r.Reconcile = r.Check()
 	files, err := s.finish(r)
 	return files, r, err
@@ -176,10 +170,15 @@ func (s *sinks) line(l *Line) error {
 	if l.Bucket != "" {
 		bucket = tr(lang, l.Bucket)
 	}
-	if err := s.csvW.Write([]string{strconv.Itoa(l.SourceRow), defuse(l.Key), defuse(l.Payer), parcel, l.Charge, csvDate(lang, l.Due),
-		csvMoney(lang, l.Expected), stateText(lang, l.State), l.Status, csvMoney(lang, l.Paid), csvDate(lang, l.PaidOn),
-		methodText(lang, l.Method), strconv.Itoa(l.DaysLate), csvMoney(lang, l.FineInterest), csvMoney(lang, l.Discount),
-		csvMoney(lang, l.Refunded), csvMoney(lang, l.Open), bucket}); err != nil {
+	shortBucket := ""
+	if l.ShortBucket != "" {
+		shortBucket = tr(lang, l.ShortBucket)
+	}
+	if err := s.csvW.Write([]string{strconv.Itoa(l.SourceRow), defuse(l.Key), defuse(l.Payer), parcel, l.Charge, rules.FormatDate(lang, l.Due),
+		csvMoney(lang, l.Expected), stateText(lang, l.State), l.Status, csvMoney(lang, l.Paid), rules.FormatDate(lang, l.PaidOn),
+		methodText(lang, l.Method), strconv.Itoa(l.DaysLate), csvMoney(lang, l.Owed), csvMoney(lang, l.Discount), csvMoney(lang, l.FineInterest),
+		csvMoney(lang, l.Short), csvMoney(lang, l.Over), csvMoney(lang, l.Refunded), csvMoney(lang, l.Open), bucket, shortBucket,
+		csvMoney(lang, l.FineToday)}); err != nil {
 		return err
 	}
 	b, err := json.Marshal(l)
@@ -198,8 +197,9 @@ func (s *sinks) line(l *Line) error {
 	m := func(c int64) excelize.Cell { return excelize.Cell{StyleID: s.money, Value: reais(c)} }
 	s.xrow++
 	cell, _ := excelize.CoordinatesToCellName(1, s.xrow)
-	return s.sw.SetRow(cell, []any{l.SourceRow, l.Key, l.Payer, p, l.Charge, l.Due, m(l.Expected), stateText(lang, l.State), l.Status,
-		m(l.Paid), l.PaidOn, methodText(lang, l.Method), l.DaysLate, m(l.FineInterest), m(l.Discount), m(l.Refunded), m(l.Open), bucket})
+	return s.sw.SetRow(cell, []any{l.SourceRow, l.Key, l.Payer, p, l.Charge, rules.FormatDate(lang, l.Due), m(l.Expected), stateText(lang, l.State), l.Status,
+		m(l.Paid), rules.FormatDate(lang, l.PaidOn), methodText(lang, l.Method), l.DaysLate, m(l.Owed), m(l.Discount), m(l.FineInterest),
+		m(l.Short), m(l.Over), m(l.Refunded), m(l.Open), bucket, shortBucket, m(l.FineToday)})
 }
 
 // finish writes the summaries (the JSON's tail, the workbook's Totais
@@ -214,12 +214,15 @@ func (s *sinks) finish(r *Reconciliation) ([]string, error) {
 		return fail(err)
 	}
 	tail, err := json.Marshal(struct {
-		Totals    Amounts            `json:"totals"`
-		ByMonth   map[string]Amounts `json:"by_due_month"`
-		Aging     map[string]Amounts `json:"aging"`
-		Split     []Recipient        `json:"split,omitempty"`
-		Reconcile Check              `json:"check"`
-	}{r.Totals, r.ByMonth, r.Aging, r.Split, r.Reconcile})
+		Totals     Amounts            `json:"totals"`
+		ByMonth    map[string]Amounts `json:"by_due_month"`
+		Aging      map[string]Amounts `json:"aging"`
+		ShortAging map[string]int64   `json:"short_aging"`
+		WhoOwes    []Debtor           `json:"who_owes"`
+		Split      []Recipient        `json:"split,omitempty"`
+		Notes      []string           `json:"notes,omitempty"`
+		Reconcile  Check              `json:"check"`
+	}{r.Totals, r.ByMonth, r.Aging, r.ShortAging, r.WhoOwes, r.Split, r.Notes, r.Reconcile})
 	if err != nil {
 		return fail(err)
 	}
@@ -233,6 +236,12 @@ func (s *sinks) finish(r *Reconciliation) ([]string, error) {
 		return fail(err)
 	}
 	if err := summarySheet(s.x, r, s.lang, s.money); err != nil {
+		return fail(err)
+	}
+	if err := whoOwesSheet(s.x, r, s.lang, s.money); err != nil {
+		return fail(err)
+	}
+	if err := writeWhoOwesCSV(s.tmp[4], r.WhoOwes, s.lang); err != nil {
 		return fail(err)
 	}
 	xf, err := os.Create(s.tmp[0])
@@ -305,8 +314,27 @@ var labels = map[string][2]string{
 	"overdue":       {"Vencido", "Overdue"},
 	"cancelled":     {"Cancelado", "Cancelled"},
 	"refunded":      {"Devolvido", "Refunded"},
-	"fine_interest": {"Multa e juros", "Fine and interest"},
-	"discount":      {"Desconto", "Discount"},
+	"fine_interest": {"Multa e juros pelas condições", "Fine and interest by the terms"},
+	"discount":      {"Desconto pelas condições", "Discount by the terms"},
+	"short":         {"Pago a menor", "Paid short"},
+	"over":          {"Pago a maior", "Paid over"},
+	"owed":          {"Devido na data do pagamento", "Owed on the paid date"},
+	"short_bucket":  {"Faixa do pago a menor", "Paid-short bucket"},
+	"fine_today":    {"Multa e juros hoje", "Fine and interest today"},
+	"short_aging":   {"Pago a menor por atraso (a cobrar)", "Paid short by age (to chase)"},
+	"who_owes":      {"Quem deve", "Who owes"},
+	"who_owes_more": {"e mais %d pagadores: veja a planilha (aba Quem deve) ou conciliacao-quem-deve.csv", "and %d more payers: see the workbook (Who owes sheet) or conciliacao-quem-deve.csv"},
+	"nobody_owes":   {"Ninguém deve: nada vencido nem pago a menor.", "Nobody owes: nothing overdue or paid short."},
+	"email":         {"E-mail", "E-mail"},
+	"phone":         {"Telefone", "Phone"},
+	"overdue_n":     {"Cobranças vencidas", "Overdue charges"},
+	"parcels":       {"Parcelas", "Parcels"},
+	"face":          {"Valor vencido", "Overdue value"},
+	"total_owed":    {"Total devido", "Total owed"},
+	"oldest_due":    {"Vencimento mais antigo", "Oldest due date"},
+	"notes":         {"Observações", "Notes"},
+	"identity":      {"Emitido = recebido + devolvido + a vencer + vencido + cancelado − multa e juros + desconto + pago a menor − pago a maior", "Issued = received + refunded + not yet due + overdue + cancelled − fine and interest + discount + paid short − paid over"},
+	"brt":           {"horário de Brasília", "São Paulo time"},
 	"bucket":        {"Faixa", "Bucket"},
 	"recipient":     {"Favorecido", "Recipient"},
 	"own":           {"conta emissora", "issuing account"},
@@ -369,13 +397,6 @@ func csvMoney(lang string, c int64) string {
 	return s
 }
 
-func csvDate(lang, iso string) string {
-	if lang == "pt" && len(iso) == 10 {
-		return iso[8:10] + "/" + iso[5:7] + "/" + iso[0:4]
-	}
-	return iso
-}
-
 // defuse keeps text a spreadsheet would take for a formula as text.
 func defuse(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
@@ -386,7 +407,7 @@ func defuse(s string) string {
 
 func lineHeaders(lang string) []string {
 	keys := []string{"row", "key", "payer", "parcel", "charge", "due", "expected", "state", "status_code", "paid", "paid_on", "method",
-		"days_late", "fine_interest", "discount", "refunded", "to_receive", "bucket"}
+		"days_late", "owed", "discount", "fine_interest", "short", "over", "refunded", "to_receive", "bucket", "short_bucket", "fine_today"}
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = tr(lang, k)
@@ -396,14 +417,15 @@ func lineHeaders(lang string) []string {
 
 func amountHeaders(lang, first string) []string {
 	h := []string{first}
-	for _, k := range []string{"charges", "expected", "received", "open", "overdue", "cancelled", "refunded", "fine_interest", "discount"} {
+	for _, k := range []string{"charges", "expected", "received", "open", "overdue", "cancelled", "refunded", "fine_interest", "discount", "short", "over"} {
 		h = append(h, tr(lang, k))
 	}
 	return h
 }
 
 func amountCells(a Amounts) []any {
-	return []any{a.Charges, reais(a.Expected), reais(a.Received), reais(a.Open), reais(a.Overdue), reais(a.Cancelled), reais(a.Refunded), reais(a.FineInterest), reais(a.Discount)}
+	return []any{a.Charges, reais(a.Expected), reais(a.Received), reais(a.Open), reais(a.Overdue), reais(a.Cancelled), reais(a.Refunded), reais(a.FineInterest), reais(a.Discount),
+		reais(a.Short), reais(a.Over)}
 }
 
 func reais(c int64) float64 { return float64(c) / 100 }
@@ -434,8 +456,12 @@ func summarySheet(f *excelize.File, r *Reconciliation, lang string, money int) e
 		check = tr(lang, "not_ok") + ": " + strings.Join(r.Reconcile.Problems, "; ")
 	}
 	put([]any{tr(lang, "title") + " — " + r.JobName + " (" + r.RunID + ")"}, bold)
-	put([]any{tr(lang, "as_of"), r.AsOf, tr(lang, "synced"), r.SyncedAt}, 0)
+	put([]any{tr(lang, "as_of"), rules.FormatDate(lang, r.AsOf), tr(lang, "synced"), syncedText(lang, r.SyncedAt)}, 0)
 	put([]any{check}, bold)
+	put([]any{tr(lang, "identity")}, 0)
+	for _, n := range r.Notes {
+		put([]any{n}, 0)
+	}
 	row++
 	put(toAny(amountHeaders(lang, "")), bold)
 	first := row
@@ -443,13 +469,22 @@ func summarySheet(f *excelize.File, r *Reconciliation, lang string, money int) e
 	row++
 	put(toAny(amountHeaders(lang, tr(lang, "month"))), bold)
 	for _, m := range sortedKeys(r.ByMonth) {
-		put(append([]any{m}, amountCells(r.ByMonth[m])...), 0)
+		put(append([]any{rules.FormatMonth(lang, m)}, amountCells(r.ByMonth[m])...), 0)
 	}
 	row++
 	put(toAny(amountHeaders(lang, tr(lang, "bucket"))), bold)
 	for _, k := range Buckets {
 		if a, ok := r.Aging[k]; ok {
 			put(append([]any{tr(lang, k)}, amountCells(a)...), 0)
+		}
+	}
+	if r.Totals.Short > 0 {
+		row++
+		put([]any{tr(lang, "short_aging"), tr(lang, "short")}, bold)
+		for _, k := range Buckets {
+			if c, ok := r.ShortAging[k]; ok {
+				put([]any{tr(lang, k), reais(c)}, 0)
+			}
 		}
 	}
 	if len(r.Split) > 0 {
@@ -463,11 +498,100 @@ func summarySheet(f *excelize.File, r *Reconciliation, lang string, money int) e
 			put([]any{name, reais(sp.Expected), reais(sp.Received)}, 0)
 		}
 	}
-	end, _ := excelize.CoordinatesToCellName(10, row)
+	end, _ := excelize.CoordinatesToCellName(12, row)
 	start, _ := excelize.CoordinatesToCellName(3, first)
 	f.SetCellStyle(sum, start, end, money)
 	f.SetColWidth(sum, "A", "A", 26)
-	return f.SetColWidth(sum, "B", "J", 15)
+	return f.SetColWidth(sum, "B", "L", 15)
+}
+
+// syncedText is when the ledger was last synced, in São Paulo time.
+func syncedText(lang, ts string) string {
+	if ts == "" {
+		return ""
+	}
+	return rules.FormatTime(lang, ts) + " (" + tr(lang, "brt") + ")"
+}
+
+func whoOwesHeaders(lang string) []string {
+	keys := []string{"row", "key", "payer", "email", "phone", "overdue_n", "parcels", "face", "fine_today", "short", "total_owed", "days_late", "oldest_due"}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = tr(lang, k)
+	}
+	return out
+}
+
+func parcelList(ps []int) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(p))
+	}
+	return b.String()
+}
+
+// whoOwesSheet adds the Quem deve sheet after the totals: every payer who
+// owes, the largest amount first.
+func whoOwesSheet(f *excelize.File, r *Reconciliation, lang string, money int) error {
+	name := tr(lang, "who_owes")
+	if _, err := f.NewSheet(name); err != nil {
+		return err
+	}
+	f.MoveSheet(name, tr(lang, "lines"))
+	sw, err := f.NewStreamWriter(name)
+	if err != nil {
+		return err
+	}
+	bold, _ := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
+	var hdr []any
+	for _, h := range whoOwesHeaders(lang) {
+		hdr = append(hdr, excelize.Cell{StyleID: bold, Value: h})
+	}
+	sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"})
+	if err := sw.SetRow("A1", hdr); err != nil {
+		return err
+	}
+	m := func(c int64) excelize.Cell { return excelize.Cell{StyleID: money, Value: reais(c)} }
+	for i, d := range r.WhoOwes {
+		cell, _ := excelize.CoordinatesToCellName(1, i+2)
+		if err := sw.SetRow(cell, []any{d.SourceRow, d.Key, d.Payer, d.Email, d.Phone, d.Overdue, parcelList(d.Parcels), m(d.Face), m(d.FineInterest),
+			m(d.Short), m(d.Total), d.DaysLate, rules.FormatDate(lang, d.OldestDue)}); err != nil {
+			return err
+		}
+	}
+	return sw.Flush()
+}
+
+// writeWhoOwesCSV writes who owes as its own CSV (the lines' CSV has one
+// row per charge).
+func writeWhoOwesCSV(path string, ds []Debtor, lang string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	b := bufio.NewWriter(f)
+	b.WriteString("\uFEFF")
+	w := csv.NewWriter(b)
+	w.Comma, w.UseCRLF = ';', true
+	w.Write(whoOwesHeaders(lang))
+	for _, d := range ds {
+		w.Write([]string{strconv.Itoa(d.SourceRow), defuse(d.Key), defuse(d.Payer), defuse(d.Email), defuse(d.Phone), strconv.Itoa(d.Overdue),
+			parcelList(d.Parcels), csvMoney(lang, d.Face), csvMoney(lang, d.FineInterest), csvMoney(lang, d.Short), csvMoney(lang, d.Total),
+			strconv.Itoa(d.DaysLate), rules.FormatDate(lang, d.OldestDue)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := b.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func toAny(ss []string) []any {
@@ -478,51 +602,79 @@ func toAny(ss []string) []any {
 	return out
 }
 
-// bar is one bar pair of a chart.
-type bar struct {
-	Label                string
-	Received, Unpaid     int64
-	RecvW, UnpaidW       int
-	RecvText, UnpaidText string
-}
-
 var page = template.Must(template.New("c").Funcs(template.FuncMap{"brl": rules.FormatBRL}).Parse(`<!doctype html>
 <html lang="{{.Lang}}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.T "title"}} — {{.R.JobName}}</title>
 <style>
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#1c2430;margin:2rem auto;max-width:1100px;padding:0 1rem}
 h1{font-size:1.5rem}h2{font-size:1.1rem;margin-top:2rem;border-bottom:1px solid #dde3ea;padding-bottom:.3rem}
+.scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{padding:.35rem .5rem;border-bottom:1px solid #e6ebf0;text-align:left}
 th{background:#eef2f6}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .ok{background:#e6f4ee;color:#0b6e4f;padding:.6rem 1rem;border-radius:6px;font-weight:700}
 .bad{background:#fdecea;color:#b42318;padding:.6rem 1rem;border-radius:6px;font-weight:700}
-.muted{color:#5b6675}.chart svg{width:100%;height:auto}.legend span{display:inline-block;width:.8rem;height:.8rem;margin:0 .3rem 0 1rem;vertical-align:middle}
-@media print{body{margin:0}}
+.bad ul{margin:.4rem 0 0;padding-left:1.2rem;font-weight:400}
+.muted{color:#5b6675}.small{font-size:.85rem}.chart svg{width:100%;height:auto}.legend span{display:inline-block;width:.8rem;height:.8rem;margin:0 .3rem 0 1rem;vertical-align:middle}
+.late{color:#b42318}.calm{color:#2f6690}td.owes{font-weight:700}
+@media print{body{margin:0}.scroll{overflow:visible}}
 </style></head><body>
 <h1>{{.T "title"}} — {{.R.JobName}}</h1>
-<p class="muted">{{.R.RunID}} · {{.T "as_of"}} {{.R.AsOf}} · {{.T "synced"}} {{.R.SyncedAt}}</p>
-{{if .R.Reconcile.OK}}<p class="ok">{{.T "ok"}}</p>{{else}}<p class="bad">{{.T "not_ok"}}: {{range .R.Reconcile.Problems}}{{.}}; {{end}}</p>{{end}}
+<p class="muted">{{.R.RunID}} · {{.T "as_of"}} {{.AsOf}}{{if .Synced}} · {{.T "synced"}} {{.Synced}}{{end}}</p>
+{{if .R.Reconcile.OK}}<p class="ok">{{.T "ok"}}</p>{{else}}<div class="bad">{{.T "not_ok"}}<ul>{{range .R.Reconcile.Problems}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+<p class="muted small">{{.T "identity"}}</p>
+{{if .R.Notes}}<ul class="muted small">{{range .R.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>{{.T "totals"}}</h2>
-<table><tr><th class="n">{{.T "charges"}}</th><th class="n">{{.T "expected"}}</th><th class="n">{{.T "received"}}</th><th class="n">{{.T "open"}}</th><th class="n">{{.T "overdue"}}</th><th class="n">{{.T "cancelled"}}</th><th class="n">{{.T "refunded"}}</th><th class="n">{{.T "fine_interest"}}</th><th class="n">{{.T "discount"}}</th></tr>
-{{with .R.Totals}}<tr><td class="n">{{.Charges}}</td><td class="n">{{brl .Expected}}</td><td class="n">{{brl .Received}}</td><td class="n">{{brl .Open}}</td><td class="n">{{brl .Overdue}}</td><td class="n">{{brl .Cancelled}}</td><td class="n">{{brl .Refunded}}</td><td class="n">{{brl .FineInterest}}</td><td class="n">{{brl .Discount}}</td></tr>{{end}}</table>
+<div class="scroll"><table><tr><th class="n">{{.T "charges"}}</th><th class="n">{{.T "expected"}}</th><th class="n">{{.T "received"}}</th><th class="n">{{.T "open"}}</th><th class="n">{{.T "overdue"}}</th><th class="n">{{.T "cancelled"}}</th><th class="n">{{.T "refunded"}}</th><th class="n">{{.T "fine_interest"}}</th><th class="n">{{.T "discount"}}</th><th class="n">{{.T "short"}}</th><th class="n">{{.T "over"}}</th></tr>
+{{with .R.Totals}}<tr><td class="n">{{.Charges}}</td><td class="n">{{brl .Expected}}</td><td class="n">{{brl .Received}}</td><td class="n calm">{{brl .Open}}</td><td class="n late">{{brl .Overdue}}</td><td class="n">{{brl .Cancelled}}</td><td class="n">{{brl .Refunded}}</td><td class="n">{{brl .FineInterest}}</td><td class="n">{{brl .Discount}}</td><td class="n late">{{brl .Short}}</td><td class="n">{{brl .Over}}</td></tr>{{end}}</table></div>
+<h2 id="quem-deve">{{.T "who_owes"}}</h2>
+{{if .Owes}}<div class="scroll"><table><tr><th>{{.T "payer"}}</th><th>{{.T "key"}}</th><th>{{.T "email"}} / {{.T "phone"}}</th><th class="n">{{.T "overdue_n"}}</th><th class="n">{{.T "face"}}</th><th class="n">{{.T "fine_today"}}</th><th class="n">{{.T "short"}}</th><th class="n">{{.T "total_owed"}}</th><th class="n">{{.T "days_late"}}</th></tr>
+{{range .Owes}}<tr><td>{{.Payer}}</td><td>{{.Key}}</td><td class="small">{{.Email}}{{if and .Email .Phone}}<br>{{end}}{{.Phone}}</td><td class="n">{{.Overdue}}{{if .Parcels}} <span class="muted small">({{.ParcelText}})</span>{{end}}</td><td class="n">{{brl .Face}}</td><td class="n">{{brl .FineInterest}}</td><td class="n">{{brl .Short}}</td><td class="n owes late">{{brl .Total}}</td><td class="n">{{.DaysLate}}</td></tr>{{end}}</table></div>
+{{if .MoreOwes}}<p class="muted small">{{.MoreOwesText}}</p>{{end}}{{else}}<p class="muted">{{.T "nobody_owes"}}</p>{{end}}
 <h2>{{.T "chart_month"}}</h2>
 <div class="chart"><svg viewBox="0 0 1000 {{.MonthH}}" role="img" aria-label="{{.T "chart_month"}}">
 {{range $i, $b := .Months}}<g transform="translate(0,{{$.Y $i}})"><text x="0" y="16" font-size="14">{{$b.Label}}</text>
-<rect x="110" y="2" width="{{$b.RecvW}}" height="18" fill="#0b6e4f"/><rect x="{{$.X $b.RecvW}}" y="2" width="{{$b.UnpaidW}}" height="18" fill="#e0a526"/>
-<text x="{{$.X2 $b.RecvW $b.UnpaidW}}" y="16" font-size="13">{{$b.RecvText}} / {{$b.UnpaidText}}</text></g>{{end}}
-</svg><p class="legend"><span style="background:#0b6e4f"></span>{{.T "received"}}<span style="background:#e0a526"></span>{{.T "to_receive"}}</p></div>
-<table><tr><th>{{.T "month"}}</th><th class="n">{{.T "charges"}}</th><th class="n">{{.T "expected"}}</th><th class="n">{{.T "received"}}</th><th class="n">{{.T "open"}}</th><th class="n">{{.T "overdue"}}</th><th class="n">{{.T "cancelled"}}</th></tr>
-{{range .MonthRows}}<tr><td>{{.Label}}</td><td class="n">{{.A.Charges}}</td><td class="n">{{brl .A.Expected}}</td><td class="n">{{brl .A.Received}}</td><td class="n">{{brl .A.Open}}</td><td class="n">{{brl .A.Overdue}}</td><td class="n">{{brl .A.Cancelled}}</td></tr>{{end}}</table>
+<rect x="110" y="2" width="{{$b.RecvW}}" height="18" fill="#0b6e4f"/><rect x="{{$.X $b.RecvW}}" y="2" width="{{$b.OpenW}}" height="18" fill="#7fa7c9"/><rect x="{{$.X2 $b.RecvW $b.OpenW}}" y="2" width="{{$b.LateW}}" height="18" fill="#b42318"/>
+<text x="{{$.X3 $b.RecvW $b.OpenW $b.LateW}}" y="16" font-size="13">{{$b.RecvText}} / {{$b.UnpaidText}}</text></g>{{end}}
+</svg><p class="legend"><span style="background:#0b6e4f"></span>{{.T "received"}}<span style="background:#7fa7c9"></span>{{.T "open"}}<span style="background:#b42318"></span>{{.T "overdue"}}</p></div>
+<div class="scroll"><table><tr><th>{{.T "month"}}</th><th class="n">{{.T "charges"}}</th><th class="n">{{.T "expected"}}</th><th class="n">{{.T "received"}}</th><th class="n">{{.T "open"}}</th><th class="n">{{.T "overdue"}}</th><th class="n">{{.T "cancelled"}}</th><th class="n">{{.T "short"}}</th></tr>
+{{range .MonthRows}}<tr><td>{{.Label}}</td><td class="n">{{.A.Charges}}</td><td class="n">{{brl .A.Expected}}</td><td class="n">{{brl .A.Received}}</td><td class="n calm">{{brl .A.Open}}</td><td class="n late">{{brl .A.Overdue}}</td><td class="n">{{brl .A.Cancelled}}</td><td class="n">{{brl .A.Short}}</td></tr>{{end}}</table></div>
 <h2>{{.T "chart_aging"}}</h2>
 <div class="chart"><svg viewBox="0 0 1000 {{.AgingH}}" role="img" aria-label="{{.T "chart_aging"}}">
 {{range $i, $b := .Aging}}<g transform="translate(0,{{$.Y $i}})"><text x="0" y="16" font-size="14">{{$b.Label}}</text>
-<rect x="220" y="2" width="{{$b.UnpaidW}}" height="18" fill="#b42318"/><text x="{{$.X3 $b.UnpaidW}}" y="16" font-size="13">{{$b.UnpaidText}}</text></g>{{end}}
+<rect x="220" y="2" width="{{$b.UnpaidW}}" height="18" fill="{{$b.Fill}}"/><text x="{{$.X4 $b.UnpaidW}}" y="16" font-size="13">{{$b.UnpaidText}}</text></g>{{end}}
 </svg></div>
+{{if .R.Totals.Short}}<h2>{{.T "short_aging"}}</h2>
+<div class="scroll"><table><tr><th>{{.T "bucket"}}</th><th class="n">{{.T "short"}}</th></tr>
+{{range .ShortRows}}<tr><td>{{.Label}}</td><td class="n">{{brl .Cents}}</td></tr>{{end}}</table></div>{{end}}
 {{if .R.Split}}<h2>{{.T "split"}}</h2>
-<table><tr><th>{{.T "recipient"}}</th><th class="n">{{.T "expected"}}</th><th class="n">{{.T "received"}}</th></tr>
-{{range .R.Split}}<tr><td>{{if .Own}}{{$.T "own"}}{{else}}{{.Recipient}}{{end}}</td><td class="n">{{brl .Expected}}</td><td class="n">{{brl .Received}}</td></tr>{{end}}</table>{{end}}
+<div class="scroll"><table><tr><th>{{.T "recipient"}}</th><th class="n">{{.T "expected"}}</th><th class="n">{{.T "received"}}</th></tr>
+{{range .R.Split}}<tr><td>{{if .Own}}{{$.T "own"}}{{else}}{{.Recipient}}{{end}}</td><td class="n">{{brl .Expected}}</td><td class="n">{{brl .Received}}</td></tr>{{end}}</table></div>{{end}}
 </body></html>
 `))
+
+// bar is one bar of a chart.
+type bar struct {
+	Label                string
+	RecvW, OpenW, LateW  int
+	UnpaidW              int
+	Fill                 string
+	RecvText, UnpaidText string
+}
+
+type shortRow struct {
+	Label string
+	Cents int64
+}
+
+// owesRow is a debtor as the page shows it.
+type owesRow struct {
+	Debtor
+	ParcelText string
+}
+
+// htmlOwes is how many payers the page lists (the workbook and the CSV
+// list them all).
+const htmlOwes = 100
 
 type monthRow struct {
 	Label string
@@ -530,23 +682,37 @@ type monthRow struct {
 }
 
 type htmlData struct {
-	R         *Reconciliation
-	Lang      string
-	Months    []bar
-	Aging     []bar
-	MonthRows []monthRow
-	MonthH    int
-	AgingH    int
+	R            *Reconciliation
+	Lang         string
+	AsOf, Synced string
+	Owes         []owesRow
+	MoreOwes     int
+	MoreOwesText string
+	Months       []bar
+	Aging        []bar
+	MonthRows    []monthRow
+	ShortRows    []shortRow
+	MonthH       int
+	AgingH       int
 }
 
 func (d htmlData) T(k string) string { return tr(d.Lang, k) }
 func (htmlData) Y(i int) int         { return i*26 + 4 }
 func (htmlData) X(w int) int         { return 110 + w }
-func (htmlData) X2(a, b int) int     { return 116 + a + b }
-func (htmlData) X3(w int) int        { return 226 + w }
+func (htmlData) X2(a, b int) int     { return 110 + a + b }
+func (htmlData) X3(a, b, c int) int  { return 116 + a + b + c }
+func (htmlData) X4(w int) int        { return 226 + w }
 
 func writeHTML(b *bytes.Buffer, r *Reconciliation, lang string) error {
-	d := htmlData{R: r, Lang: lang}
+	d := htmlData{R: r, Lang: lang, AsOf: rules.FormatDate(lang, r.AsOf), Synced: syncedText(lang, r.SyncedAt)}
+	for i := range r.WhoOwes {
+		if i == htmlOwes {
+			d.MoreOwes = len(r.WhoOwes) - htmlOwes
+			d.MoreOwesText = fmt.Sprintf(tr(lang, "who_owes_more"), d.MoreOwes)
+			break
+		}
+		d.Owes = append(d.Owes, owesRow{r.WhoOwes[i], parcelList(r.WhoOwes[i].Parcels)})
+	}
 	var max int64 = 1
 	for _, m := range sortedKeys(r.ByMonth) {
 		a := r.ByMonth[m]
@@ -556,10 +722,9 @@ func writeHTML(b *bytes.Buffer, r *Reconciliation, lang string) error {
 	}
 	for _, m := range sortedKeys(r.ByMonth) {
 		a := r.ByMonth[m]
-		unpaid := a.Open + a.Overdue
-		d.Months = append(d.Months, bar{Label: m, Received: a.Received, Unpaid: unpaid, RecvW: int(a.Received * 600 / max),
-			UnpaidW: int(unpaid * 600 / max), RecvText: rules.FormatBRL(a.Received), UnpaidText: rules.FormatBRL(unpaid)})
-		d.MonthRows = append(d.MonthRows, monthRow{m, a})
+		d.Months = append(d.Months, bar{Label: rules.FormatMonth(lang, m), RecvW: int(a.Received * 600 / max), OpenW: int(a.Open * 600 / max),
+			LateW: int(a.Overdue * 600 / max), RecvText: rules.FormatBRL(a.Received), UnpaidText: rules.FormatBRL(a.Open + a.Overdue)})
+		d.MonthRows = append(d.MonthRows, monthRow{rules.FormatMonth(lang, m), a})
 	}
 	var amax int64 = 1
 	for _, a := range r.Aging {
@@ -570,7 +735,14 @@ func writeHTML(b *bytes.Buffer, r *Reconciliation, lang string) error {
 	for _, k := range Buckets {
 		a := r.Aging[k]
 		u := a.Open + a.Overdue
-		d.Aging = append(d.Aging, bar{Label: tr(lang, k), Unpaid: u, UnpaidW: int(u * 560 / amax), UnpaidText: rules.FormatBRL(u)})
+		fill := "#b42318"
+		if k == BucketNotDue {
+			fill = "#7fa7c9"
+		}
+		d.Aging = append(d.Aging, bar{Label: tr(lang, k), UnpaidW: int(u * 560 / amax), Fill: fill, UnpaidText: rules.FormatBRL(u)})
+		if c, ok := r.ShortAging[k]; ok {
+			d.ShortRows = append(d.ShortRows, shortRow{tr(lang, k), c})
+		}
 	}
 	d.MonthH, d.AgingH = len(d.Months)*26+8, len(d.Aging)*26+8
 	return page.Execute(b, d)
