@@ -131,7 +131,7 @@ func (s *Server) Start() (*Running, error) {
 		}
 		h := s.handler
 		if tlsCfg != nil && l == ln {
-			h = refusePix(h, rn.PixURL)
+			h = httpx.Date(s.clk.Now, refusePix(h, rn.PixURL)) // the refusal dated too
 		}
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: errLog}
 		rn.servers = append(rn.servers, srv)

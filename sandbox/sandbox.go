@@ -212,7 +212,8 @@ func New(cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
-	s.handler = httpx.AccessLog(s.log, httpx.Recover(s.log, http.HandlerFunc(s.serve)))
+	// every answer is dated by the sandbox's clock, not the host's
+	s.handler = httpx.Date(s.clk.Now, httpx.AccessLog(s.log, httpx.Recover(s.log, http.HandlerFunc(s.serve))))
 	return s, nil
 }
 

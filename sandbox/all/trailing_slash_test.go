@@ -73,47 +73,11 @@ func TestEveryRouteTakesATrailingSlash(t *testing.T) {
 		if !ok {
 			t.Fatalf("pattern without a method: %q", pattern)
 		}
-		path = wildcardRE.ReplaceAllStringFunc(path, func(w string) string {
-			name := wildcardRE.FindStringSubmatch(w)[1]
-			if v, ok := wildcardValues[name]; ok {
-				return v
-			}
-			return "1"
-		})
+		path = routePath(path)
 		seen[strings.SplitN(path, "/", 3)[1]] = true
 		call := func(p string) (int, string) {
-			base, body := rn.URL, ""
-			if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
-				body = "{}"
-			}
-			auth := ""
-			switch {
-			case p == "/v1/authorize" || p == "/v1/authorize/" || strings.HasPrefix(p, "/oauth/"):
-				body = `{"grant_type":"client_credentials"}`
-			case strings.HasPrefix(p, "/v1/"):
-				auth = "Bearer " + v1
-			case strings.HasPrefix(p, "/v2/") || strings.HasPrefix(p, "/v3/"):
-				base, auth = rn.PixURL, "Bearer "+pix
-			}
-			req, err := http.NewRequest(method, base+p, strings.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if body != "" {
-				req.Header.Set("Content-Type", "application/json")
-			}
-			if auth != "" {
-				req.Header.Set("Authorization", auth)
-			} else if strings.HasPrefix(p, "/v1/authorize") || strings.HasPrefix(p, "/oauth/") {
-				req.SetBasicAuth(rn.ClientID, rn.ClientSecret)
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatalf("%s %s: %v", method, p, err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			return resp.StatusCode, string(b)
+			resp, b := callRoute(t, client, rn, v1, pix, method, p)
+			return resp.StatusCode, b
 		}
 		plain, plainBody := call(path)
 		if routeNotFound(plain, plainBody) || plain == http.StatusMethodNotAllowed {
@@ -134,4 +98,56 @@ func TestEveryRouteTakesATrailingSlash(t *testing.T) {
 			t.Errorf("no route under /%s in the table", prefix)
 		}
 	}
+}
+
+// callRoute calls one route of the table on rn's listeners the way a
+// client would: a token of its API (v1 or pix), Basic credentials on the
+// token routes, "{}" as the body of a write. It returns the answer (its
+// body already read) and the body.
+func callRoute(t *testing.T, client *http.Client, rn *sandbox.Running, v1, pix, method, p string) (*http.Response, string) {
+	t.Helper()
+	base, body := rn.URL, ""
+	if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+		body = "{}"
+	}
+	auth := ""
+	switch {
+	case p == "/v1/authorize" || p == "/v1/authorize/" || strings.HasPrefix(p, "/oauth/"):
+		body = `{"grant_type":"client_credentials"}`
+	case strings.HasPrefix(p, "/v1/"):
+		auth = "Bearer " + v1
+	case strings.HasPrefix(p, "/v2/") || strings.HasPrefix(p, "/v3/"):
+		base, auth = rn.PixURL, "Bearer "+pix
+	}
+	req, err := http.NewRequest(method, base+p, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	} else if strings.HasPrefix(p, "/v1/authorize") || strings.HasPrefix(p, "/oauth/") {
+		req.SetBasicAuth(rn.ClientID, rn.ClientSecret)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, p, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// routePath fills the wildcards of a route pattern's path with
+// wildcardValues ("1" for a name not listed).
+func routePath(path string) string {
+	return wildcardRE.ReplaceAllStringFunc(path, func(w string) string {
+		name := wildcardRE.FindStringSubmatch(w)[1]
+		if v, ok := wildcardValues[name]; ok {
+			return v
+		}
+		return "1"
+	})
 }

@@ -345,6 +345,9 @@ func (m *Module) handleAdvance(w http.ResponseWriter, r *http.Request) {
 	m.log.Info().Dur("by", d).Time("now", m.clk.Now()).Msg("control: clock advanced")
 	s := m.settle(r.Context())
 	s.Advanced = d.String()
+	// the answer is dated by the clock as it now stands (httpx.Date dated
+	// it when the request arrived)
+	w.Header().Set("Date", m.clk.Now().UTC().Format(http.TimeFormat))
 	httpx.WriteJSON(w, http.StatusOK, s)
 }
 
