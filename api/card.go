@@ -214,6 +214,7 @@ func (c *Client) public(ctx context.Context, path string, q url.Values, out any)
 		return fmt.Errorf("api: GET %s: %s", path, RedactString(strings.ReplaceAll(err.Error(), q.Encode(), "…")))
 	}
 	defer resp.Body.Close()
+	c.clock.observe(resp.Header)
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
 		return fmt.Errorf("api: GET %s: read answer: %w", path, err)

@@ -52,7 +52,7 @@ type Config struct {
 	MaxRetryWait         time.Duration   // longest Retry-After honoured (default 30 s); longer returns the 429
 	Timeout              time.Duration   // per attempt when HTTPClient is nil (default 60 s)
 	UserAgent            string
-	Now                  func() time.Time                                 // token expiry clock (tests); default time.Now
+	Now                  func() time.Time                                 // this machine's clock: token expiry, and ServiceClock's fallback (tests); default time.Now
 	Sleep                func(ctx context.Context, d time.Duration) error // waits between attempts (tests); default a timer
 }
 
@@ -69,6 +69,7 @@ type Client struct {
 	maxWait   time.Duration
 	now       func() time.Time
 	sleep     func(context.Context, time.Duration) error
+	clock     *ServiceClock // the service's time, from the Date of its answers
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -113,6 +114,7 @@ func New(cfg Config) (*Client, error) {
 	if c.sleep == nil {
 		c.sleep = sleepCtx
 	}
+	c.clock = NewServiceClock(c.now)
 	tlsCfg, err := tlsConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -435,6 +437,7 @@ func (c *Client) send(ctx context.Context, s callSpec, tok string) (*Response, b
 		return nil, wasSent(), err
 	}
 	defer resp.Body.Close()
+	c.clock.observe(resp.Header)
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return nil, true, err

@@ -413,6 +413,7 @@ func (c *Client) SandboxPayPix(ctx context.Context, req PixPayRequest) (*PixPayR
 		return nil, fmt.Errorf("api: POST %s: %w: %s", path, ErrAmbiguous, RedactString(err.Error()))
 	}
 	defer resp.Body.Close()
+	c.clock.observe(resp.Header)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("api: POST %s: read answer: %w", path, err)

@@ -33,12 +33,13 @@ func (s *Server) refreshStatus(w http.ResponseWriter, r *http.Request, ss *sessi
 	}
 	defer cleanup()
 	ro.Observe = nil
-	if _, err := status.Sync(ctx, rec.Dir, status.Options{Run: ro, Now: s.cfg.Now}); err != nil {
+	sum, err := status.Sync(ctx, rec.Dir, status.Options{Run: ro, Now: s.cfg.Now})
+	if err != nil {
 		s.log.Error().Err(err).Int64("execucao", rec.ID).Msg("situação")
 		s.fail(w, r, http.StatusBadGateway, fmt.Sprintf(tr(langOf(r), "sit.failed"), err))
 		return
 	}
-	if _, _, err := conciliacao.WriteRun(ctx, rec.Dir, rules.Today(s.now()), "pt"); err != nil {
+	if _, _, err := conciliacao.WriteRun(ctx, rec.Dir, sum.Today(), "pt"); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
 	}

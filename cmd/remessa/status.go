@@ -75,7 +75,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			return exitInternal
 		}
 		if !*noReport {
-			_, rec, err := conciliacao.WriteRun(ctx, pos[0], rules.Today(time.Now()), *lang)
+			_, rec, err := conciliacao.WriteRun(ctx, pos[0], sum.Today(), *lang)
 			if err != nil {
 				fmt.Fprintln(stderr, "remessa status: conciliação:", err)
 				return exitInternal
@@ -88,6 +88,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		if *format == "json" {
 			b, _ := json.Marshal(sum)
 			fmt.Fprintln(stdout, string(b))
+			if note := status.ClockNote(sum.ClockReading(), *lang); note != "" {
+				fmt.Fprintln(stderr, note)
+			}
 		} else {
 			writeStatus(stdout, sum, *lang)
 		}
@@ -113,6 +116,11 @@ func writeStatus(w io.Writer, s *status.Summary, lang string) {
 	line := func(label string, t status.Tally) {
 		fmt.Fprintf(w, "  %-22s %7d  %18s\n", label, t.Count, brl(t.Cents))
 	}
+	defer func() {
+		if note := status.ClockNote(s.ClockReading(), lang); note != "" {
+			fmt.Fprintln(w, note)
+		}
+	}()
 	if lang == "en" {
 		fmt.Fprintf(w, "Run %s (%s) as of %s — %d charges; %d changed, %d calls\n", s.RunID, s.Kind, at, s.Charges, s.Changed, s.Calls)
 		line("issued", s.Issued)

@@ -19,6 +19,10 @@ type Options struct {
 	// BaseURL/PixBaseURL (a `remessa sandbox` serving the run's data),
 	// Embedded (a running embedded sandbox), Getenv and Timeout.
 	Run run.Options
+	// Now is this machine's clock (default time.Now): the fallback only,
+	// when no answer of the service carried a Date. Everything that
+	// reasons about the service's charges takes the service's own time
+	// (api.ServiceClock).
 	Now func() time.Time
 	// Full lists everything again instead of only what may have changed
 	// since the last sync.
@@ -42,17 +46,24 @@ type Tally struct {
 type Summary struct {
 	RunID    string       `json:"run_id"`
 	Kind     results.Kind `json:"kind"`
-	SyncedAt string       `json:"synced_at"`
-	Calls    int          `json:"calls"`   // requests this sync made
-	Changed  int          `json:"changed"` // charges whose state changed
-	Charges  int          `json:"charges"`
-	Issued   Tally        `json:"issued"`   // every charge, at its value
-	Received Tally        `json:"received"` // paid or settled, at what came in (less refunds)
-	Open     Tally        `json:"open"`     // not paid, due date today or later
-	Overdue  Tally        `json:"overdue"`  // not paid, due date past
-	Settled  Tally        `json:"settled"`  // of Received: paid outside the bank
-	Cancel   Tally        `json:"cancelled"`
-	Refunded Tally        `json:"refunded"`
+	SyncedAt string       `json:"synced_at"` // the service's time of this sync (RFC 3339, UTC)
+	// LocalAt is this machine's time at that moment, Clock where SyncedAt
+	// came from (ClockService: the Date of the service's answers;
+	// ClockLocal: none carried one) and SkewSeconds how far the service's
+	// clock is ahead of this machine's (negative: behind).
+	LocalAt     string `json:"local_at"`
+	Clock       string `json:"clock"`
+	SkewSeconds int64  `json:"skew_seconds"`
+	Calls       int    `json:"calls"`   // requests this sync made
+	Changed     int    `json:"changed"` // charges whose state changed
+	Charges     int    `json:"charges"`
+	Issued      Tally  `json:"issued"`   // every charge, at its value
+	Received    Tally  `json:"received"` // paid or settled, at what came in (less refunds)
+	Open        Tally  `json:"open"`     // not paid, due date today or later
+	Overdue     Tally  `json:"overdue"`  // not paid, due date past
+	Settled     Tally  `json:"settled"`  // of Received: paid outside the bank
+	Cancel      Tally  `json:"cancelled"`
+	Refunded    Tally  `json:"refunded"`
 }
 
 // Summarize counts charges as of today (São Paulo).
@@ -107,19 +118,23 @@ func Sync(ctx context.Context, dir string, o Options) (*Summary, error) {
 		return nil, err
 	}
 	defer l.Close()
-	now := o.now()
-	if _, err := l.seed(ctx, res, now); err != nil {
-		return nil, err
-	}
 	svc, m, err := run.Connect(ctx, dir, o.Run)
 	if err != nil {
 		return nil, fmt.Errorf("situação: conectar ao serviço: %w", err)
 	}
 	defer svc.Close()
-	s := &syncer{l: l, cl: svc.Client, m: m, now: now, at: now, seenAt: now.UTC().Format(time.RFC3339Nano)}
-	last := l.Meta(ctx, "last_sync")
-	if o.Full {
-		last = ""
+	clk, err := serviceClock(ctx, svc.Client, res.Run.Kind, o)
+	if err != nil {
+		return nil, fmt.Errorf("situação: conectar ao serviço: %w", err)
+	}
+	now := clk.Service
+	if _, err := l.seed(ctx, res, now); err != nil {
+		return nil, err
+	}
+	s := &syncer{l: l, cl: svc.Client, m: m, now: now, at: now, seenAt: stamp(now), skew: clk.Service.Sub(clk.Local)}
+	var last time.Time
+	if prev, ok := l.LastClock(ctx); ok && !o.Full {
+		last = prev.Service
 	}
 	if err := s.run(ctx, res.Run.Kind, last); err != nil {
 		return nil, err
@@ -129,7 +144,7 @@ func Sync(ctx context.Context, dir string, o Options) (*Summary, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	if err := l.setMeta(ctx, tx, "last_sync", s.seenAt); err != nil {
+	if err := l.setClock(ctx, tx, clk); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -141,7 +156,46 @@ func Sync(ctx context.Context, dir string, o Options) (*Summary, error) {
 	}
 	sum := Summarize(cs, rules.Today(now))
 	sum.RunID, sum.Kind, sum.SyncedAt, sum.Calls, sum.Changed = m.RunID, res.Run.Kind, s.seenAt, s.calls, s.changed
+	sum.LocalAt, sum.Clock, sum.SkewSeconds = stamp(clk.Local), clk.Source, int64(s.skew/time.Second)
 	return &sum, nil
+}
+
+// serviceClock learns the service's time from the client (a token call
+// when no answer has told it yet: the first listing needs one anyway).
+// This machine's clock (o.Now) stands in only when no answer carried a
+// Date.
+func serviceClock(ctx context.Context, cl *api.Client, kind results.Kind, o Options) (SyncClock, error) {
+	which := api.V1
+	if kind == results.Cobv {
+		which = api.Pix
+	}
+	if _, err := cl.ServiceNow(ctx, which); err != nil {
+		return SyncClock{}, err
+	}
+	r := cl.Clock().Reading()
+	if !r.Known {
+		now := o.now()
+		return SyncClock{Service: now, Local: now, Source: ClockLocal}, nil
+	}
+	return SyncClock{Service: cl.Clock().Now(), Local: cl.Clock().Local(), Source: ClockService}, nil
+}
+
+// Today is the service's day (São Paulo) of the sync: the day a
+// reconciliation written right after it counts ages from.
+func (s *Summary) Today() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s.SyncedAt)
+	if err != nil {
+		return rules.Today(time.Now())
+	}
+	return rules.Today(t)
+}
+
+// ClockReading is the sync's clocks as an api.ClockReading (for
+// ClockNote).
+func (s *Summary) ClockReading() api.ClockReading {
+	svc, _ := time.Parse(time.RFC3339Nano, s.SyncedAt)
+	local, _ := time.Parse(time.RFC3339Nano, s.LocalAt)
+	return api.ClockReading{Service: svc, Local: local, Known: s.Clock == ClockService}
 }
 
 type syncer struct {
@@ -151,31 +205,57 @@ type syncer struct {
 	now     time.Time
 	seenAt  string
 	at      time.Time
+	skew    time.Duration // the service's clock ahead of this machine's
 	calls   int
 	changed int
 }
 
-func (s *syncer) run(ctx context.Context, kind results.Kind, last string) error {
+// lookback widens an incremental sync's windows backwards from the last
+// sync: a day for time zones and clocks, and the days a bank takes to
+// report a slip paid on a weekend or a holiday (the service dates the
+// payment on the day it was made, which may be before the last sync).
+const lookback = 5 * 24 * time.Hour
+
+// pixLookback is the same for Pix (instant: the service records a Pix
+// when it is made).
+const pixLookback = 5 * time.Minute
+
+// run lists what changed since last (the service's time of the last
+// sync; zero: everything the run created). Every window is in the
+// service's time: the run's start (this machine's clock when it began)
+// moved by the clocks' difference when the service is behind, and the
+// service's now.
+func (s *syncer) run(ctx context.Context, kind results.Kind, last time.Time) error {
 	start, _ := time.Parse(time.RFC3339, s.m.StartedAt)
 	if start.IsZero() {
 		start = s.now.AddDate(0, 0, -1)
 	}
+	if s.skew < 0 {
+		start = start.Add(s.skew) // the service dated the run's charges earlier than this machine
+	}
+	// up to the service's now, or the last sync's time when the service's
+	// clock is now behind it (an older ledger kept this machine's time,
+	// or the service's clock was set back): the windows never invert, and
+	// what changed since then is asked from the earlier of the two
+	upTo := s.now
+	if last.After(upTo) {
+		upTo, last = last, s.now
+	}
+	if start.After(upTo) {
+		start = upTo
+	}
 	// creation window: the run's days, widened by a day on each side for
 	// clocks and time zones
-	from, to := rules.Today(start).AddDate(0, 0, -1), rules.Today(s.now).AddDate(0, 0, 1)
-	var lastT time.Time
-	if last != "" {
-		lastT, _ = time.Parse(time.RFC3339Nano, last)
-	}
+	from, to := rules.Today(start).AddDate(0, 0, -1), rules.Today(upTo).AddDate(0, 0, 1)
 	switch kind {
 	case results.Cobv:
-		return s.pix(ctx, start.Add(-24*time.Hour), s.now.Add(24*time.Hour), lastT)
+		return s.pix(ctx, start.Add(-24*time.Hour), upTo.Add(24*time.Hour), last)
 	default:
 		ct := "billet"
 		if kind == results.Carnets {
 			ct = "carnet"
 		}
-		return s.charges(ctx, ct, from, to, lastT)
+		return s.charges(ctx, ct, from, to, last)
 	}
 }
 
@@ -184,7 +264,10 @@ func (s *syncer) charges(ctx context.Context, chargeType string, from, to, last 
 	if last.IsZero() {
 		return s.listCharges(ctx, api.ChargeListQuery{ChargeType: chargeType, BeginDate: day(from), EndDate: day(to)}, "listagem")
 	}
-	since := rules.Today(last)
+	since := rules.Today(last.Add(-lookback))
+	if since.Before(from) {
+		since = from
+	}
 	for _, q := range []api.ChargeListQuery{
 		{ChargeType: chargeType, DateOf: "payment", BeginDate: day(since), EndDate: day(to)},
 		{ChargeType: chargeType, DateOf: "expired", BeginDate: day(since), EndDate: day(to)},
@@ -272,7 +355,11 @@ func (s *syncer) pix(ctx context.Context, from, to, last time.Time) error {
 	}
 	// Pix received since the last sync, refunds over the run's whole life,
 	// and the charges removed
-	if err := s.listPix(ctx, api.ListPixParams{ListParams: api.ListParams{Inicio: last.Add(-5 * time.Minute), Fim: to}}, false); err != nil {
+	since := last.Add(-pixLookback)
+	if since.Before(from) {
+		since = from
+	}
+	if err := s.listPix(ctx, api.ListPixParams{ListParams: api.ListParams{Inicio: since, Fim: to}}, false); err != nil {
 		return err
 	}
 	yes := true
@@ -399,7 +486,8 @@ func Estimate(ctx context.Context, dir string, full bool) (calls int, first bool
 		if err != nil {
 			return 0, false, err
 		}
-		first = l.Meta(ctx, "last_sync") == ""
+		_, synced := l.LastClock(ctx)
+		first = !synced
 		l.Close()
 	}
 	switch {
