@@ -53,6 +53,7 @@ type Error struct {
 	Message     string
 	MessageEN   string
 	Err         error // underlying cause, if any
+	title       bool  // CNAB: confined to one title, the reading goes on
 }
 
 // Error returns the position and the Portuguese message.
@@ -82,25 +83,15 @@ func position(lang, file, sheet string, row int, col, header string) string {
 	if file != "" {
 		parts = append(parts, file)
 	}
-	sheetW, rowW, colW := "aba", "linha", "coluna"
-	if lang == "en" {
-		sheetW, rowW, colW = "sheet", "row", "column"
-	}
 	if sheet != "" {
+		sheetW := "aba"
+		if lang == "en" {
+			sheetW = "sheet"
+		}
 		parts = append(parts, sheetW+" "+sheet)
 	}
-	if row > 0 {
-		parts = append(parts, fmt.Sprintf("%s %d", rowW, row))
-	}
-	if col != "" || header != "" {
-		s := colW
-		if col != "" {
-			s += " " + col
-		}
-		if header != "" && header != col {
-			s += " (" + header + ")"
-		}
-		parts = append(parts, s)
+	if p := Place(lang, row, col, header); p != "" {
+		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
 		return ""

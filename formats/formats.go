@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"remessa/formats/cnab"
 )
 
 // CellKind says how a value was stored in the file.
@@ -75,6 +77,11 @@ type Source struct {
 	Sheets    []string // XLSX: every sheet of the workbook
 	Date1904  bool     // XLSX: the workbook uses the 1904 date system
 	Warnings  []Warning
+	// CNAB only: the layout table read, and what the file header says.
+	Layout     string // "febraban240-remessa", "bradesco400-remessa" ...
+	Bank       string // bank code of the header
+	CompanyDoc string // the company's CNPJ/CPF in the header, when the layout has it
+	NSA        int64  // the file's sequence number
 }
 
 // Reader streams the data rows of a file.
@@ -123,6 +130,12 @@ type Options struct {
 	// ReuseCells lets Next reuse the Cells slice of the previous row (faster;
 	// the caller must copy a Row it keeps beyond the next call).
 	ReuseCells bool
+	// Format forces a format instead of the extension and the content:
+	// "cnab240" or "cnab400" (a CNAB remessa is otherwise recognised by
+	// its first line: 240 or 400 characters, a header record).
+	Format string
+	// CNAB says what a CNAB remessa must be (bank, company).
+	CNAB CNABOptions
 }
 
 func (o Options) maxRows() int {
@@ -182,11 +195,23 @@ func Open(path string, opt Options) (Reader, error) {
 		return nil, openErr(path, err)
 	}
 	format := formatOf(path, head)
+	switch {
+	case opt.Format == cnab.Format240 || opt.Format == cnab.Format400:
+		opt.CNAB.Format = opt.Format
+		format = "cnab"
+	case opt.Format != "":
+		f.Close()
+		return nil, &Error{File: path, Code: CodeUnknownFormat, Err: ErrUnsupported,
+			Message:   fmt.Sprintf("formato %q desconhecido; use cnab240 ou cnab400, ou deixe em branco", opt.Format),
+			MessageEN: fmt.Sprintf("unknown format %q; use cnab240 or cnab400, or leave it out", opt.Format)}
+	case format != "xlsx" && format != "yaml" && cnab.Detect(head) != "":
+		format = "cnab"
+	}
 	if bytes.HasPrefix(head, oleMagic) {
 		f.Close()
 		return nil, oleError(path)
 	}
-	if format != "xlsx" {
+	if format != "xlsx" && format != "cnab" {
 		if pt, en := foreignContent(head); pt != "" {
 			f.Close()
 			return nil, notASpreadsheet(path, pt, en)
@@ -199,6 +224,12 @@ func Open(path string, opt Options) (Reader, error) {
 	case "yaml":
 		defer f.Close()
 		return openYAML(path, f, st.Size(), opt)
+	case "cnab":
+		r, err := openCNAB(path, f, st.Size(), opt)
+		if err != nil {
+			f.Close()
+		}
+		return r, err
 	case "csv":
 		r, err := openCSV(path, f, st.Size(), opt)
 		if err != nil {
@@ -223,6 +254,8 @@ func formatOf(path string, head []byte) string {
 		return "xlsx"
 	case ".csv", ".txt", ".tsv":
 		return "csv"
+	case ".rem":
+		return "cnab"
 	case ".yaml", ".yml":
 		return "yaml"
 	}
@@ -301,7 +334,7 @@ func ReadAll(r Reader) (rows []Row, rowErrs []*Error, err error) {
 		}
 		if err != nil {
 			var e *Error
-			if errors.As(err, &e) && e.Row > 0 && isRowLevel(e.Code) {
+			if errors.As(err, &e) && e.Row > 0 && e.rowLevel() {
 				rowErrs = append(rowErrs, e)
 				continue
 			}
@@ -315,8 +348,10 @@ func ReadAll(r Reader) (rows []Row, rowErrs []*Error, err error) {
 // which Next can be called again.
 func IsRowLevel(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && isRowLevel(e.Code)
+	return errors.As(err, &e) && e.rowLevel()
 }
+
+func (e *Error) rowLevel() bool { return e.title || isRowLevel(e.Code) }
 
 func isRowLevel(code string) bool {
 	return code == CodeRagged || code == CodeNestedValue

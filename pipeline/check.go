@@ -286,6 +286,7 @@ func (c *checker) check() {
 		j.InputFile = filepath.Join(j.Dir, j.InputFile)
 	}
 	j.Sheet, j.KeyHeader, j.Columns = s.Input.Sheet, s.Input.Key, s.Input.Columns
+	c.checkCNABInput(j, s)
 	for f := range s.Input.Columns {
 		if _, ok := FieldByID(strings.TrimPrefix(f, "payer.")); !ok {
 			ids := make([]string, len(Catalogue))
@@ -336,6 +337,14 @@ func (c *checker) check() {
 	if s.Issue.Boletos != nil {
 		n++
 		j.Kind = results.Boletos
+	}
+	if n == 0 && j.InputFormat != "" {
+		// a CNAB remessa issues slips unless the job says otherwise
+		s.Issue.Boletos = &SlipSpec{}
+		n, j.Kind = 1, results.Boletos
+	}
+	if j.InputFormat != "" {
+		cnabDefaults(s)
 	}
 	switch {
 	case n == 0:

@@ -18,7 +18,7 @@ import (
 // codes reach people and programs: validate's text and JSON, results.json,
 // the reports and the web app. The sandbox's own API error codes are a
 // separate list (docs/errors.md).
-var codeSourceDirs = []string{"formats", "pipeline", "pipeline/results", "pipeline/run", "pipeline/journal", "pipeline/status", "pipeline/listen", "reports", "reports/conciliacao", "web", "cmd/remessa"}
+var codeSourceDirs = []string{"formats", "formats/cnab", "pipeline", "pipeline/results", "pipeline/run", "pipeline/journal", "pipeline/status", "pipeline/listen", "reports", "reports/conciliacao", "web", "cmd/remessa"}
 
 // codeRe is the form of every problem code: Portuguese snake_case, with an
 // optional "prefix:" followed by a placeholder for a code appended at run

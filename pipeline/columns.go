@@ -41,7 +41,7 @@ type FieldChoice struct {
 // not errors here: the field is left without a column (Missing when
 // required). The error is only for an input that cannot be read.
 func MatchColumns(job *Job) (*ColumnMatch, error) {
-	rd, err := formats.Open(job.InputFile, formats.Options{Sheet: job.Sheet})
+	rd, err := formats.Open(job.InputFile, job.InputOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -322,8 +322,9 @@ func TestCorpus(t *testing.T) {
 			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"tipo_invalido@L5:14"}, exit: 2},
 		{name: "wrong type for int", job: "version: 1\nconcurrency: muitas\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n",
 			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"tipo_invalido@L2:14"}, exit: 2},
+		// issue may be left out only for a CNAB remessa (slips): a sheet must say
 		{name: "missing section", job: "version: 1\ninput: {file: in.csv}\n",
-			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"campo_obrigatorio@L1:1"}, exit: 2},
+			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"emissao_ausente@L1:1"}, exit: 2},
 		{name: "empty issue", job: "version: 1\ninput: {file: in.csv}\nissue: {}\n",
 			files: map[string][]byte{"in.csv": csvWith(nil)}, want: []string{"emissao_ausente@L3:8"}, exit: 2},
 		{name: "two kinds", job: "version: 1\ninput: {file: in.csv}\nissue:\n  carnets: {repeats: 3}\n  boletos: {}\n",

@@ -25,6 +25,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"remessa/formats"
 	"remessa/pipeline/results"
 	"remessa/rules"
 )
@@ -127,8 +128,13 @@ type Job struct {
 	Endpoint Endpoint
 	// InputFile is the absolute path of the input; Sheet may be empty.
 	InputFile, Sheet string
-	KeyHeader        string            // header of the key column ("" = catalogue default)
-	Columns          map[string]string // field -> header overrides
+	KeyHeader        string // header of the key column ("" = catalogue default)
+	// InputFormat is "cnab240" or "cnab400" for a CNAB remessa (given or
+	// recognised from the file's first line), "" for a sheet; CNAB says
+	// what its header must name.
+	InputFormat string
+	CNAB        formats.CNABOptions
+	Columns     map[string]string // field -> header overrides
 
 	OnInvalid   string // stop or skip
 	Concurrency int
@@ -142,6 +148,11 @@ type Job struct {
 
 	Spec *JobSpec
 	pos  map[string]Pos
+}
+
+// InputOptions are the options every reader of the job's input uses.
+func (j *Job) InputOptions() formats.Options {
+	return formats.Options{Sheet: j.Sheet, Format: j.InputFormat, CNAB: j.CNAB}
 }
 
 // Position returns the job file position of a JSON pointer into the job

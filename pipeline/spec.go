@@ -12,7 +12,7 @@ type JobSpec struct {
 	Service     string         `yaml:"service" enum:"embedded,sandbox,production" doc:"onde emitir: embedded (padrão, sandbox local embutido), sandbox (homologação da Efí) ou production" doc_en:"where to issue: embedded (default, in-process local sandbox), sandbox (Efí homologation) or production"`
 	Endpoint    *EndpointSpec  `yaml:"endpoint" doc:"endereços e credenciais do serviço; credenciais só por ${VAR}" doc_en:"service addresses and credentials; credentials only through ${VAR}"`
 	Input       InputSpec      `yaml:"input" req:"true" doc:"a planilha de pagadores" doc_en:"the spreadsheet of payers"`
-	Issue       IssueSpec      `yaml:"issue" req:"true" doc:"o que emitir para cada linha: exatamente um de carnets, cobv ou boletos" doc_en:"what to issue for each row: exactly one of carnets, cobv or boletos"`
+	Issue       IssueSpec      `yaml:"issue" doc:"o que emitir para cada linha: exatamente um de carnets, cobv ou boletos (obrigatório, exceto para remessas CNAB: boletos)" doc_en:"what to issue for each row: exactly one of carnets, cobv or boletos (required, except for CNAB remessas: boletos)"`
 	OnInvalid   string         `yaml:"on_invalid" enum:"stop,skip" doc:"stop (padrão): linhas inválidas impedem a execução; skip: emite as válidas e relata as inválidas" doc_en:"stop (default): invalid rows prevent the run; skip: issue the valid rows and report the invalid ones"`
 	Concurrency int            `yaml:"concurrency" doc:"requisições simultâneas (padrão 4)" doc_en:"concurrent requests (default 4)"`
 	Rate        map[string]int `yaml:"rate" doc:"limite de requisições por segundo por rota (ex.: \"POST /v1/carnet\": 10) ou \"default\"" doc_en:"requests per second per route (e.g. \"POST /v1/carnet\": 10) or \"default\""`
@@ -34,10 +34,13 @@ type EndpointSpec struct {
 
 // InputSpec says where the payers are.
 type InputSpec struct {
-	File    string            `yaml:"file" req:"true" doc:"arquivo .xlsx, .csv ou .yaml, relativo ao job" doc_en:".xlsx, .csv or .yaml file, relative to the job file"`
+	File    string            `yaml:"file" req:"true" doc:"arquivo .xlsx, .csv, .yaml ou uma remessa CNAB 240/400, relativo ao job" doc_en:".xlsx, .csv, .yaml file or a CNAB 240/400 remessa, relative to the job file"`
 	Sheet   string            `yaml:"sheet" doc:"aba da planilha (padrão: a primeira)" doc_en:"worksheet (default: the first)"`
 	Key     string            `yaml:"key" doc:"cabeçalho da coluna que identifica a linha entre execuções (padrão: a coluna do campo key)" doc_en:"header of the column that identifies a row across runs (default: the key field's column)"`
 	Columns map[string]string `yaml:"columns" doc:"campo: cabeçalho, só onde o cabeçalho difere dos nomes padrão" doc_en:"field: header, only where the header differs from the default names"`
+	Format  string            `yaml:"format" enum:"cnab240,cnab400" doc:"cnab240 ou cnab400 para um arquivo de remessa CNAB (padrão: reconhecido pela primeira linha)" doc_en:"cnab240 or cnab400 for a CNAB remessa file (default: recognised by its first line)"`
+	Bank    string            `yaml:"bank" doc:"CNAB: código do banco que o header do arquivo deve trazer (ex.: 237)" doc_en:"CNAB: bank code the file header must carry (e.g. 237)"`
+	Company string            `yaml:"company" doc:"CNAB: CNPJ ou CPF da empresa que o header do arquivo deve trazer" doc_en:"CNAB: the company's CNPJ or CPF the file header must carry"`
 }
 
 // IssueSpec holds exactly one kind of issuance.

@@ -35,28 +35,22 @@ type Note struct {
 
 // Localized renders the note as "file, linha 3, coluna C (CPF): message".
 func (n Note) Localized(lang string) string {
-	rowW, colW := "linha", "coluna"
 	msg := n.Message
-	if lang == "en" {
-		rowW, colW = "row", "column"
-		if n.MessageEN != "" {
-			msg = n.MessageEN
+	if lang == "en" && n.MessageEN != "" {
+		msg = n.MessageEN
+	}
+	header := n.Header
+	if n.Column == "" {
+		header = ""
+	}
+	place := formats.Place(lang, n.Row, n.Column, header)
+	if n.Column == "" && n.Field != "" {
+		if place != "" {
+			place += ", "
 		}
+		place += n.Field
 	}
-	parts := []string{}
-	if n.Row > 0 {
-		parts = append(parts, fmt.Sprintf("%s %d", rowW, n.Row))
-	}
-	if n.Column != "" {
-		c := colW + " " + n.Column
-		if n.Header != "" && n.Header != n.Column {
-			c += " (" + n.Header + ")"
-		}
-		parts = append(parts, c)
-	} else if n.Field != "" {
-		parts = append(parts, n.Field)
-	}
-	return strings.Join(parts, ", ") + ": " + msg + " [" + n.Code + "]"
+	return place + ": " + msg + " [" + n.Code + "]"
 }
 
 // Handler receives validation results as they stream. Any nil func is
@@ -134,7 +128,7 @@ func ValidateNotes(ctx context.Context, job *Job) (*Validation, error) {
 // the rows' content. A duplicate is refused on its later occurrence, citing
 // the first.
 func ValidateStream(ctx context.Context, job *Job, h Handler) (*Summary, error) {
-	r, err := formats.Open(job.InputFile, formats.Options{Sheet: job.Sheet, ReuseCells: true})
+	r, err := formats.Open(job.InputFile, withReuse(job.InputOptions()))
 	if err != nil {
 		return nil, err
 	}

@@ -81,6 +81,11 @@ func writeRejected(dir string, run results.RunInfo, rej *rejectedSpill, in Input
 		return "", fmt.Errorf("linhas rejeitadas: %w", err)
 	}
 	defer rd.Close()
+	if strings.HasPrefix(rd.Source().Format, "cnab") {
+		// a CNAB remessa goes back to its ERP, not to a person's editor:
+		// the reports list its refused titles with their lines and positions
+		return "", nil
+	}
 	ext, err := rejectedExt(rd.Source().Format)
 	if err != nil {
 		return "", err

@@ -62,7 +62,7 @@ func (s *Server) validateDraft(ctx context.Context, d *Draft) (*sheetInfo, error
 		d.CheckedSHA = sha
 		return info, s.saveDraft(ctx, d)
 	}
-	rd, err := formats.Open(job.InputFile, formats.Options{Sheet: job.Sheet, ReuseCells: true})
+	rd, err := formats.Open(job.InputFile, job.StreamOptions())
 	if err != nil {
 		return nil, err
 	}

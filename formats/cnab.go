@@ -1,0 +1,524 @@
+package formats
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"remessa/formats/cnab"
+)
+
+// The CNAB reader turns each title of a remessa (CNAB 240 segments P, Q,
+// R; a CNAB 400 detail and its optional records) into a row whose headers
+// the pipeline's catalogue matches, each cell's Column naming its line and
+// positions (PositionColumn). docs/cnab.md has the mapping.
+
+// CNAB column headers, in row order. The first ones match catalogue
+// fields; the others are referenced by the job's defaults for CNAB input
+// (Multa, Juros) or kept for the retorno (Nosso número, Movimento).
+const (
+	CNABKey          = "Código"
+	CNABName         = "Nome"
+	CNABDocument     = "CPF/CNPJ"
+	CNABStreet       = "Logradouro"
+	CNABNumber       = "Número"
+	CNABComplement   = "Complemento"
+	CNABNeighborhood = "Bairro"
+	CNABZipcode      = "CEP"
+	CNABCity         = "Cidade"
+	CNABState        = "UF"
+	CNABValue        = "Valor"
+	CNABDue          = "Vencimento"
+	CNABMessage      = "Mensagem"
+	CNABFine         = "Multa"
+	CNABInterest     = "Juros"
+	CNABOurNumber    = "Nosso número"
+	CNABMovement     = "Movimento"
+	CNABCompanyUse   = "Uso da empresa"
+	CNABIssued       = "Emissão"
+)
+
+var cnabHeaders = []string{CNABKey, CNABName, CNABDocument, CNABStreet, CNABNumber, CNABComplement, CNABNeighborhood,
+	CNABZipcode, CNABCity, CNABState, CNABValue, CNABDue, CNABMessage, CNABFine, CNABInterest, CNABOurNumber,
+	CNABMovement, CNABCompanyUse, CNABIssued}
+
+const (
+	cKey = iota
+	cName
+	cDocument
+	cStreet
+	cNumber
+	cComplement
+	cNeighborhood
+	cZipcode
+	cCity
+	cState
+	cValue
+	cDue
+	cMessage
+	cFine
+	cInterest
+	cOurNumber
+	cMovement
+	cCompanyUse
+	cIssued
+	cnabCols
+)
+
+// CNAB movement codes of a remessa that FEBRABAN's table and the banks'
+// CNAB 400 tables share.
+var cnabMovements = map[string][2]string{
+	"01": {"entrada de título", "title entry"},
+	"02": {"pedido de baixa", "write-off request"},
+	"04": {"concessão de abatimento", "rebate granted"},
+	"05": {"cancelamento de abatimento", "rebate cancelled"},
+	"06": {"alteração de vencimento", "due date change"},
+	"07": {"concessão de desconto", "discount granted"},
+	"08": {"cancelamento de desconto", "discount cancelled"},
+	"09": {"protestar", "protest"},
+	"10": {"sustar protesto e baixar título", "stop protest and write off"},
+	"11": {"sustar protesto e manter em carteira", "stop protest and keep"},
+	"31": {"alteração de outros dados", "change of other data"},
+}
+
+// CNABOptions say what a CNAB input must be (the job's input settings).
+type CNABOptions = cnab.Options
+
+type cnabReader struct {
+	f    *os.File
+	rd   *cnab.Reader
+	src  Source
+	opt  Options
+	rows int
+}
+
+func openCNAB(path string, f *os.File, size int64, opt Options) (Reader, error) {
+	if max := opt.maxBytes(DefaultMaxBytes); max > 0 && size > max {
+		return nil, tooLarge(path, size, max)
+	}
+	rd, err := cnab.NewReader(f, opt.CNAB)
+	if err != nil {
+		return nil, cnabErr(path, err)
+	}
+	h := rd.Header
+	src := Source{File: path, Format: "cnab" + strconv.Itoa(h.Layout.LineLen), Headers: cnabHeaders, Encoding: "windows-1252",
+		Layout: h.Layout.Name, Bank: h.Bank, CompanyDoc: h.CompanyDoc, NSA: h.NSA, HeaderRow: 1}
+	src.Columns = make([]string, len(cnabHeaders))
+	copy(src.Columns, cnabHeaders)
+	return &cnabReader{f: f, rd: rd, src: src, opt: opt}, nil
+}
+
+// cnabErr turns a *cnab.Error into an *Error at its line and positions.
+func cnabErr(path string, err error) error {
+	var ce *cnab.Error
+	if !errors.As(err, &ce) {
+		return &Error{File: path, Code: CodeOpen, Message: "erro ao ler o arquivo: " + err.Error(), MessageEN: "error reading the file: " + err.Error(), Err: err}
+	}
+	e := &Error{File: path, Row: ce.Line, Header: ce.Label, Value: ce.Value, Code: ce.Code, Message: ce.Message, MessageEN: ce.MessageEN, Err: err}
+	if ce.Start > 0 {
+		e.Column = PositionColumn(ce.Line, ce.Start, ce.End)
+	}
+	e.title = ce.Title
+	return e
+}
+
+func (c *cnabReader) Source() Source { return c.src }
+
+func (c *cnabReader) Close() error { return c.f.Close() }
+
+func (c *cnabReader) Next() (Row, error) {
+	if c.rows >= c.opt.maxRows() && c.opt.maxRows() > 0 {
+		return Row{}, &Error{File: c.src.File, Code: CodeTooManyRows,
+			Message:   fmt.Sprintf("mais de %d títulos", c.opt.maxRows()),
+			MessageEN: fmt.Sprintf("more than %d titles", c.opt.maxRows())}
+	}
+	t, err := c.rd.Next()
+	if err == io.EOF {
+		c.addWarnings()
+		if c.rows == 0 {
+			return Row{}, &Error{File: c.src.File, Code: CodeNoData, Message: "o arquivo não tem títulos", MessageEN: "the file has no titles"}
+		}
+		return Row{}, io.EOF
+	}
+	if err != nil {
+		var ce *cnab.Error
+		if errors.As(err, &ce) && ce.Title {
+			c.rows++
+		}
+		return Row{}, cnabErr(c.src.File, err)
+	}
+	c.rows++
+	cells := make([]Cell, cnabCols)
+	for i := range cells {
+		cells[i].Header = cnabHeaders[i]
+	}
+	if e := c.fill(t, cells); e != nil {
+		return Row{}, cnabErr(c.src.File, e)
+	}
+	return Row{Number: t.First(), Cells: cells}, nil
+}
+
+func (c *cnabReader) addWarnings() {
+	for _, w := range c.rd.Warnings() {
+		c.src.Warnings = append(c.src.Warnings, Warning{Row: w.Line, Column: PositionColumn(w.Line, w.Start, w.End), Header: w.Label,
+			Value: w.Value, Code: w.Code, Message: w.Message, MessageEN: w.MessageEN})
+	}
+}
+
+func (c *cnabReader) warn(p cnab.Pos, code, value, pt, en string) {
+	c.src.Warnings = append(c.src.Warnings, Warning{Row: p.Line, Column: PositionColumn(p.Line, p.Start, p.End), Header: p.Label,
+		Value: value, Code: code, Message: pt, MessageEN: en})
+}
+
+// field is one field of a title: its line, the field, and whether found.
+type field struct {
+	l *cnab.Line
+	f *cnab.Field
+}
+
+func (x field) ok() bool { return x.f != nil }
+
+func (x field) text() string {
+	if x.f == nil {
+		return ""
+	}
+	return strings.TrimSpace(x.l.Get(x.f))
+}
+
+func (x field) pos() cnab.Pos {
+	if x.f == nil {
+		return cnab.Pos{}
+	}
+	return x.l.At(x.f)
+}
+
+func (x field) col() string {
+	if x.f == nil {
+		return ""
+	}
+	return PositionColumn(x.l.N, x.f.Start, x.f.End)
+}
+
+func (x field) int() (int64, *cnab.Error) {
+	if x.f == nil {
+		return 0, nil
+	}
+	return x.l.Int(x.f)
+}
+
+func (x field) date() (time.Time, *cnab.Error) {
+	if x.f == nil {
+		return time.Time{}, nil
+	}
+	return x.l.Date(x.f)
+}
+
+func notApplied(x field, value, pt, en string) *cnab.Error {
+	return &cnab.Error{Pos: x.pos(), Value: value, Code: cnab.CodeNotApplied, Title: true, Message: pt, MessageEN: en}
+}
+
+// fill maps a title's fields onto the row's cells (docs/cnab.md).
+func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
+	get := func(name string) field {
+		l, f := t.Lookup(name)
+		return field{l, f}
+	}
+	set := func(i int, x field, v string) {
+		cells[i].Value, cells[i].Raw, cells[i].Kind = v, v, KindText
+		if x.f != nil {
+			cells[i].Column, cells[i].Header = x.col(), x.f.Label
+			cells[i].Raw = x.l.Get(x.f)
+		}
+		if v == "" {
+			cells[i].Kind = KindEmpty
+		}
+	}
+	// Every numeric and date field of the title is checked, used or not.
+	for _, l := range t.Lines {
+		l := l
+		for i := range t.Layout.Records[l.Rec] {
+			f := &t.Layout.Records[l.Rec][i]
+			if !f.Num {
+				continue
+			}
+			if strings.HasPrefix(f.Format, "data") {
+				if _, e := l.Date(f); e != nil {
+					e.Title = true
+					return e
+				}
+			} else if _, e := l.Digits(f); e != nil {
+				e.Title = true
+				return e
+			}
+		}
+	}
+	mov := get("movimento")
+	set(cMovement, mov, mov.text())
+	if m := mov.text(); m != "01" {
+		name, ok := cnabMovements[m]
+		if !ok {
+			name = [2]string{"código desconhecido", "unknown code"}
+		}
+		return &cnab.Error{Pos: mov.pos(), Value: m, Code: cnab.CodeMovement, Title: true,
+			Message:   fmt.Sprintf("movimento %s (%s): remessa só emite títulos de entrada (01) a partir de arquivos; baixas, alterações e instruções ainda não são executadas daqui (use remessa action) e o título foi recusado, não ignorado", m, name[0]),
+			MessageEN: fmt.Sprintf("movement %s (%s): remessa only issues entry titles (01) from files; write-offs, changes and instructions are not carried out from here yet (use remessa action) and the title was refused, not skipped", m, name[1])}
+	}
+	seu, uso := get("seu_numero"), get("uso_empresa")
+	set(cCompanyUse, uso, uso.text())
+	if seu.text() != "" {
+		set(cKey, seu, seu.text())
+	} else {
+		set(cKey, uso, uso.text())
+	}
+	nn := get("nosso_numero")
+	set(cOurNumber, nn, nn.text())
+	name := get("sacado_nome")
+	set(cName, name, name.text())
+
+	doc, typ := get("sacado_documento"), get("sacado_tipo")
+	d := doc.text()
+	tv, _ := typ.int()
+	switch {
+	case tv == 1 && len(d) >= 11:
+		d = d[len(d)-11:]
+	case tv == 2 && len(d) >= 14:
+		d = d[len(d)-14:]
+	default:
+		if t := strings.TrimLeft(d, "0"); len(t) <= 11 && len(d) >= 11 {
+			d = d[len(d)-11:]
+		} else if len(d) >= 14 {
+			d = d[len(d)-14:]
+		}
+	}
+	if doc.ok() && typ.ok() {
+		set(cDocument, doc, d)
+		cells[cDocument].Column = PositionColumn(doc.l.N, typ.f.Start, doc.f.End)
+	} else {
+		set(cDocument, doc, d)
+	}
+
+	addr, hood, city, uf := get("sacado_endereco"), get("sacado_bairro"), get("sacado_cidade"), get("sacado_uf")
+	cep, cepSuf := get("sacado_cep"), get("sacado_cep_sufixo")
+	if addr.ok() && (!hood.ok() || !city.ok() || !uf.ok()) {
+		if addr.text() != "" && c.rows == 1 {
+			c.warn(addr.pos(), "cnab_endereco_nao_separado", addr.text(),
+				fmt.Sprintf("o leiaute %s grava o endereço do pagador numa só linha, sem bairro, cidade e UF separados: os títulos deste arquivo saem sem endereço", t.Layout.Name),
+				fmt.Sprintf("layout %s writes the payer's address on one line, without separate neighbourhood, city and state: this file's titles are issued without an address", t.Layout.Name))
+		}
+	} else if addr.text() != "" || cep.text() != "" {
+		street, number, compl := SplitStreet(addr.text())
+		set(cStreet, addr, street)
+		set(cNumber, addr, number)
+		set(cComplement, addr, compl)
+		set(cNeighborhood, hood, hood.text())
+		set(cCity, city, city.text())
+		set(cState, uf, uf.text())
+		z := cep.text() + cepSuf.text()
+		set(cZipcode, cep, z)
+		if cepSuf.ok() {
+			cells[cZipcode].Column = PositionColumn(cep.l.N, cep.f.Start, cepSuf.f.End)
+		}
+	}
+
+	val := get("valor")
+	cents, _ := val.int()
+	set(cValue, val, centsText(cents))
+	cells[cValue].Kind = KindNumber
+	due := get("vencimento")
+	if dt, _ := due.date(); !dt.IsZero() {
+		set(cDue, due, dt.Format("2006-01-02"))
+		cells[cDue].Kind = KindDate
+	} else {
+		set(cDue, due, "")
+	}
+	em := get("emissao")
+	if dt, _ := em.date(); !dt.IsZero() {
+		set(cIssued, em, dt.Format("2006-01-02"))
+		cells[cIssued].Kind = KindDate
+	}
+
+	// Messages: the batch header's, then the title's, one a line.
+	var msgs []string
+	var msgAt field
+	if t.Batch != nil {
+		msgs = append(msgs, t.Batch.Messages...)
+	}
+	for _, n := range []string{"mensagem1", "mensagem3", "mensagem4", "mensagem5", "mensagem6"} {
+		if m := get(n); m.text() != "" {
+			msgs = append(msgs, m.text())
+			if !msgAt.ok() {
+				msgAt = m
+			}
+		}
+	}
+	set(cMessage, msgAt, strings.Join(msgs, "\n"))
+
+	// none is 0%, so a job's default reference to these columns reads a value
+	set(cFine, get("multa_valor"), "0%")
+	set(cInterest, get("juros_valor"), "0%")
+	if e := c.fine(get, cents, cells, set); e != nil {
+		return e
+	}
+	if e := c.interest(get, cents, cells, set); e != nil {
+		return e
+	}
+	// Discounts and rebates are refused until the issuance carries them:
+	// a title is never issued without the discount its ERP promised.
+	for _, n := range []string{"desconto1_valor", "desconto2_valor", "desconto3_valor", "desconto_dia"} {
+		x := get(n)
+		if v, _ := x.int(); v != 0 {
+			return notApplied(x, x.text(),
+				"o título tem desconto; descontos de arquivos CNAB ainda não são aplicados e o título foi recusado para não ser emitido sem ele (docs/cnab.md)",
+				"the title has a discount; discounts from CNAB files are not applied yet and the title was refused rather than issued without it (docs/cnab.md)")
+		}
+	}
+	if x := get("abatimento"); x.ok() {
+		if v, _ := x.int(); v != 0 {
+			return notApplied(x, x.text(),
+				"o título tem abatimento; abatimentos de arquivos CNAB ainda não são aplicados e o título foi recusado para não ser emitido pelo valor cheio (docs/cnab.md)",
+				"the title has a rebate; rebates from CNAB files are not applied yet and the title was refused rather than issued at full value (docs/cnab.md)")
+		}
+	}
+	return nil
+}
+
+// fine fills Multa as a percentage ("2,00%"): CNAB 240 R and Itaú's
+// record 2 say fixed value (1) or percentage (2); Bradesco's detail a
+// percentage flagged by 2. A fixed value becomes the percentage of the
+// title's value it is, rounded to hundredths, with a warning when inexact.
+func (c *cnabReader) fine(get func(string) field, cents int64, cells []Cell, set func(int, field, string)) *cnab.Error {
+	code, val := get("multa_codigo"), get("multa_valor")
+	v, _ := val.int()
+	if !val.ok() || v == 0 {
+		return nil
+	}
+	switch code.text() {
+	case "2":
+		set(cFine, val, percentText(v, 2))
+	case "1":
+		if cents == 0 {
+			return nil
+		}
+		pct := (v*10000*2 + cents) / (2 * cents) // hundredths of a percent, rounded half up
+		set(cFine, val, percentText(pct, 2))
+		if v*10000%cents != 0 {
+			c.warn(val.pos(), "cnab_multa_convertida", val.text(),
+				fmt.Sprintf("multa de R$ %s em valor fixo emitida como %s do valor do título (o boleto leva multa em percentual)", cnab.Money(v), percentText(pct, 2)),
+				fmt.Sprintf("a fixed fine of R$ %s issued as %s of the title's value (the slip takes its fine as a percentage)", cnab.Money(v), percentText(pct, 2)))
+		}
+	case "0", "":
+		return nil
+	default:
+		return &cnab.Error{Pos: code.pos(), Value: code.text(), Code: cnab.CodeNotApplied, Title: true,
+			Message:   fmt.Sprintf("código da multa '%s' desconhecido: 0 sem multa, 1 valor fixo, 2 percentual", code.text()),
+			MessageEN: fmt.Sprintf("unknown fine code '%s': 0 none, 1 fixed value, 2 percentage", code.text())}
+	}
+	return nil
+}
+
+// interest fills Juros as a percentage a day with three decimals
+// ("0,033%"): a monthly rate (code 2) is divided by 30; a value a day
+// (code 1, and CNAB 400's only form) becomes the percentage of the title's
+// value it is, rounded to thousandths, with a warning when inexact.
+func (c *cnabReader) interest(get func(string) field, cents int64, cells []Cell, set func(int, field, string)) *cnab.Error {
+	code, val := get("juros_codigo"), get("juros_valor")
+	v, _ := val.int()
+	if !val.ok() || v == 0 {
+		return nil
+	}
+	kind := code.text()
+	if !code.ok() {
+		kind = "1" // CNAB 400: valor a ser cobrado por dia de atraso
+	}
+	switch kind {
+	case "2":
+		// v is a monthly percentage in hundredths; a day is v/30, in
+		// thousandths of a percent: v*10/30.
+		th := (v*10*2 + 30) / 60
+		set(cInterest, val, percentText(th, 3))
+		if v*10%30 != 0 {
+			c.warn(val.pos(), "cnab_juros_convertidos", val.text(),
+				fmt.Sprintf("juros de %s ao mês emitidos como %s ao dia (mês de 30 dias, arredondado a milésimos)", percentText(v, 2), percentText(th, 3)),
+				fmt.Sprintf("interest of %s a month issued as %s a day (30-day month, rounded to thousandths)", percentText(v, 2), percentText(th, 3)))
+		}
+	case "1":
+		if cents == 0 {
+			return nil
+		}
+		th := (v*100000*2 + cents) / (2 * cents)
+		set(cInterest, val, percentText(th, 3))
+		if v*100000%cents != 0 {
+			c.warn(val.pos(), "cnab_juros_convertidos", val.text(),
+				fmt.Sprintf("juros de R$ %s ao dia emitidos como %s do valor do título ao dia (o boleto leva juros em percentual)", cnab.Money(v), percentText(th, 3)),
+				fmt.Sprintf("interest of R$ %s a day issued as %s of the title's value a day (the slip takes interest as a percentage)", cnab.Money(v), percentText(th, 3)))
+		}
+	case "3", "0", "":
+		return nil
+	default:
+		return &cnab.Error{Pos: code.pos(), Value: kind, Code: cnab.CodeNotApplied, Title: true,
+			Message:   fmt.Sprintf("código do juros de mora '%s' desconhecido: 1 valor por dia, 2 taxa mensal, 3 isento", kind),
+			MessageEN: fmt.Sprintf("unknown interest code '%s': 1 value a day, 2 monthly rate, 3 exempt", kind)}
+	}
+	return nil
+}
+
+// centsText is cents as a plain decimal ("1234.56"), as a numeric cell's Value.
+func centsText(c int64) string {
+	return strconv.FormatInt(c/100, 10) + "." + fmt.Sprintf("%02d", c%100)
+}
+
+// percentText writes v (with dec decimals) as a Brazilian percentage: "2,00%".
+func percentText(v int64, dec int) string {
+	p := int64(1)
+	for i := 0; i < dec; i++ {
+		p *= 10
+	}
+	return fmt.Sprintf("%d,%0*d%%", v/p, dec, v%p)
+}
+
+// SplitStreet splits an address line as ERPs write it into street, number
+// and complement: "RUA DAS FLORES, 123 AP 12" or "AV BRASIL 1500"; "S/N"
+// when no number is found.
+func SplitStreet(s string) (street, number, compl string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", "", ""
+	}
+	if i := strings.LastIndexByte(s, ','); i > 0 {
+		street = strings.TrimSpace(s[:i])
+		rest := strings.Fields(s[i+1:])
+		if len(rest) > 0 {
+			number = rest[0]
+			compl = strings.Join(rest[1:], " ")
+		}
+		if number == "" {
+			number = "S/N"
+		}
+		return street, number, compl
+	}
+	f := strings.Fields(s)
+	for i := len(f) - 2; i > 0; i-- {
+		if isNumberToken(f[i]) && complementWords[f[i+1]] {
+			return strings.Join(f[:i], " "), f[i], strings.Join(f[i+1:], " ")
+		}
+	}
+	if n := len(f) - 1; n > 0 && isNumberToken(f[n]) {
+		return strings.Join(f[:n], " "), f[n], ""
+	}
+	return s, "S/N", ""
+}
+
+// complementWords start an address's complement after its number.
+var complementWords = map[string]bool{"AP": true, "APTO": true, "APT": true, "AP.": true, "CASA": true, "BLOCO": true, "BL": true,
+	"SALA": true, "SL": true, "LOJA": true, "LJ": true, "FUNDOS": true, "CONJ": true, "CJ": true, "ANDAR": true, "LOTE": true, "QD": true, "LT": true}
+
+func isNumberToken(t string) bool {
+	if strings.EqualFold(t, "S/N") || strings.EqualFold(t, "SN") {
+		return true
+	}
+	return t != "" && t[0] >= '0' && t[0] <= '9'
+}
