@@ -380,6 +380,7 @@ func (c *checker) check() {
 	case results.Cobv:
 		c.checkCobv(s.Issue.Cobv)
 	}
+	c.checkReminders(s.Reminders)
 }
 
 func (c *checker) checkItems(items []ItemSpec, base string) {

@@ -146,6 +146,9 @@ type Job struct {
 	Today time.Time
 	Now   time.Time
 
+	// Reminders is the job's régua de cobrança (nil: none).
+	Reminders *Reminders
+
 	Spec *JobSpec
 	pos  map[string]Pos
 }

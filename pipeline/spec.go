@@ -18,6 +18,7 @@ type JobSpec struct {
 	Rate        map[string]int `yaml:"rate" doc:"limite de requisições por segundo por rota (ex.: \"POST /v1/carnet\": 10) ou \"default\"" doc_en:"requests per second per route (e.g. \"POST /v1/carnet\": 10) or \"default\""`
 	Quota       map[string]int `yaml:"quota" doc:"cota diária de requisições por rota (padrão 15000)" doc_en:"daily request quota per route (default 15000)"`
 	Reports     *ReportsSpec   `yaml:"reports" doc:"relatórios da execução" doc_en:"run reports"`
+	Reminders   *RemindersSpec `yaml:"reminders" doc:"régua de cobrança: lembretes antes e depois do vencimento (remessa remind)" doc_en:"dunning schedule: reminders before and after the due date (remessa remind)"`
 }
 
 // EndpointSpec overrides the service addresses and carries credentials.

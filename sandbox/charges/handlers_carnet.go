@@ -368,7 +368,7 @@ func (m *Module) hCarnetResend(w http.ResponseWriter, r *http.Request, p *auth.P
 		for _, pc := range cn.Parcels {
 			if pc.Status == StatusWaiting {
 				cn.History = append(cn.History, HistoryEntry{Message: "Carnê reenviado para " + email, CreatedAt: u.now})
-				return nil
+				return u.resent(p.AccountID, Resend{Route: "carnet", Email: email, CarnetID: cn.ID})
 			}
 		}
 		return errf(CodeResend, "invalid_status", "O carnê não tem parcelas com status [waiting] para reenviar")
@@ -387,7 +387,7 @@ func (m *Module) hParcelResend(w http.ResponseWriter, r *http.Request, p *auth.P
 			return errf(CodeResend, "invalid_status", "Somente parcelas com status [waiting] podem ser reenviadas (status atual [%s])", pc.Status)
 		}
 		u.history(pc, "Parcela reenviada para "+email)
-		return nil
+		return u.resent(p.AccountID, Resend{Route: "parcel", Email: email, CarnetID: cn.ID, Parcel: pc.Parcel, ChargeID: pc.ID})
 	})
 }
 

@@ -215,7 +215,7 @@ func (m *Module) hBilletResend(w http.ResponseWriter, r *http.Request, p *auth.P
 			return errf(CodeResend, "invalid_status", "Somente boletos com status [waiting] podem ser reenviados (status atual [%s])", c.Status)
 		}
 		u.history(c, "Boleto reenviado para "+email)
-		return nil
+		return u.resent(p.AccountID, Resend{Route: "billet", Email: email, ChargeID: c.ID})
 	})
 }
 

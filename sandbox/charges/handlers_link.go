@@ -196,6 +196,6 @@ func (m *Module) hLinkResend(w http.ResponseWriter, r *http.Request, p *auth.Pri
 			return errf(CodeResend, "invalid_status", "Somente links com status [link] podem ser reenviados (status atual [%s])", c.Status)
 		}
 		u.history(c, "Link de pagamento reenviado para "+email)
-		return nil
+		return u.resent(p.AccountID, Resend{Route: "link", Email: email, ChargeID: c.ID})
 	})
 }

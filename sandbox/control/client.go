@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"remessa/sandbox/charges"
 	"remessa/sandbox/outbox"
 )
 
@@ -223,4 +224,16 @@ func (c *Client) Outbox(ctx context.Context, state string) (outbox.Listing, erro
 	}
 	err := c.do(ctx, http.MethodGet, path, "", nil, &l)
 	return l, err
+}
+
+// Resends lists what the resend routes accepted (GET /sandbox/resends),
+// oldest first; account "" lists every account's.
+func (c *Client) Resends(ctx context.Context, account string) ([]charges.Resend, error) {
+	var a ResendsAnswer
+	path := "/sandbox/resends"
+	if account != "" {
+		path += "?account=" + url.QueryEscape(account)
+	}
+	err := c.do(ctx, http.MethodGet, path, "", nil, &a)
+	return a.Resends, err
 }

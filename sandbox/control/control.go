@@ -8,6 +8,7 @@
 //	POST /sandbox/charges/{id}/pay                   {"value"?: cents, "paid_at"?: "YYYY-MM-DD"}; no value: what is owed that day
 //	POST /sandbox/carnets/{id}/parcels/{n}/pay       same body
 //	POST /sandbox/cards/{id}/refund                  {"value"?: cents}
+//	GET  /sandbox/resends?account=&after=            the e-mails the resend routes were asked to send
 //
 // Every route takes an optional ?payee_code= to name the account; by
 // default the account that owns the charge or carnet is used. Pix charges
@@ -194,6 +195,7 @@ func (m *Module) Register(mux httpx.Mux) {
 	mux.HandleFunc("POST /sandbox/charges/{id}/pay", m.handlePayCharge)
 	mux.HandleFunc("POST /sandbox/carnets/{id}/parcels/{n}/pay", m.handlePayParcel)
 	mux.HandleFunc("POST /sandbox/cards/{id}/refund", m.handleRefund)
+	mux.HandleFunc("GET /sandbox/resends", m.handleResends)
 }
 
 // ErrorBody is the answer of a refused control request.

@@ -1,0 +1,85 @@
+package remind
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"remessa/pipeline"
+	"remessa/pipeline/status"
+	"remessa/rules"
+)
+
+// owedToday is what the payer of c owes on today: its value until the due
+// date, and after it the value with the fine and the interest of the
+// run's terms, by rules.SlipAmountDue (cobv: the value; see
+// docs/follow-up.md).
+func owedToday(c *status.Charge, ri rowInfo, today time.Time) int64 {
+	if c.Txid != "" {
+		return c.ValueCents
+	}
+	due, err := rules.ParseISODate(c.Due)
+	if err != nil {
+		return c.ValueCents
+	}
+	sc, err := rules.SlipAmountDue(c.ValueCents, rules.SlipTerms{Fine: ri.terms.Fine, Interest: ri.terms.Interest}, due, today)
+	if err != nil {
+		return c.ValueCents
+	}
+	return sc.Total
+}
+
+// fieldsOf fills the message fields of one reminder.
+func fieldsOf(d *Decision, ri rowInfo, dc docs, owed int64) pipeline.ReminderFields {
+	c := &d.Charge
+	f := pipeline.ReminderFields{Nome: c.Payer, Valor: rules.FormatBRL(owed), ValorOriginal: rules.FormatBRL(c.ValueCents),
+		Vencimento: brDate(c.Due), Parcela: c.Parcel, PixCopiaECola: dc.pix, LinhaDigitavel: dc.typedLine, Link: dc.link, PDF: dc.pdf,
+		Chave: c.RowKey}
+	if d.DaysLate > 0 {
+		f.Vencida, f.DiasAtraso = true, d.DaysLate
+	}
+	switch {
+	case c.Parcel > 0:
+		f.Descricao = fmt.Sprintf("a parcela %d do carnê", c.Parcel)
+	case c.Txid != "":
+		f.Descricao = "a cobrança Pix"
+	default:
+		f.Descricao = "o boleto"
+	}
+	return f
+}
+
+func brDate(iso string) string {
+	if len(iso) != 10 {
+		return iso
+	}
+	return iso[8:10] + "/" + iso[5:7] + "/" + iso[0:4]
+}
+
+// render runs a message template on f.
+func render(text string, f pipeline.ReminderFields) (string, error) {
+	t, err := template.New("m").Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, f); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// maskEmail shows an address the way logs and reports may: "ma***@example.com".
+func maskEmail(e string) string {
+	at := strings.LastIndexByte(e, '@')
+	if at < 0 {
+		return "***"
+	}
+	local := e[:at]
+	if len(local) > 2 {
+		local = local[:2]
+	}
+	return local + "***" + e[at:]
+}
