@@ -142,7 +142,7 @@ func Pass(ctx context.Context, dir string, r *pipeline.Reminders, o Options) (*R
 	if err != nil {
 		return nil, err
 	}
-	decs, err := Decide(ctx, dir, r, now, journaled)
+	decs, err := decideLedger(ctx, dir, r, now, journaled)
 	if err != nil {
 		return nil, err
 	}
@@ -195,10 +195,25 @@ func Pass(ctx context.Context, dir string, r *pipeline.Reminders, o Options) (*R
 	return rep, nil
 }
 
-// Decide reads the run's ledger and decides, for the day of now, what
-// each open charge is due (journaled: the steps already in the journal),
-// ordered by due date and charge. It sends nothing.
-func Decide(ctx context.Context, dir string, r *pipeline.Reminders, now time.Time, journaled map[stepKey]struct{}) ([]Decision, error) {
+// Decide reads the run's ledger and reminder journal and decides, for the
+// day of now, what each open charge is due, ordered by due date and
+// charge. It sends and writes nothing (what --dry-run shows, without the
+// sync).
+func Decide(ctx context.Context, dir string, r *pipeline.Reminders, now time.Time) ([]Decision, error) {
+	jn, err := OpenJournal(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer jn.Close()
+	journaled, err := jn.journaled(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return decideLedger(ctx, dir, r, now, journaled)
+}
+
+// decideLedger is Decide with the journal's steps already read.
+func decideLedger(ctx context.Context, dir string, r *pipeline.Reminders, now time.Time, journaled map[stepKey]struct{}) ([]Decision, error) {
 	l, err := status.OpenLedger(dir)
 	if err != nil {
 		return nil, err
