@@ -12,13 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"remessa/api"
+	"remessa/internal/crashpoint"
 	"remessa/pipeline/journal"
 	"remessa/pipeline/run"
 	"remessa/pipeline/status"
@@ -547,19 +546,6 @@ func (e *executor) finish(ctx context.Context) (*Outcome, error) {
 	return out, nil
 }
 
-func crashAt(phase string) {
-	crash.once.Do(func() {
-		v := os.Getenv("REMESSA_CRASH_AT")
-		if i := strings.LastIndexByte(v, ':'); i > 0 {
-			if n, err := strconv.ParseInt(v[i+1:], 10, 64); err == nil && n > 0 {
-				crash.phase, crash.n = v[:i], n
-			}
-		}
-	})
-	if crash.n == 0 || phase != crash.phase {
-		return
-	}
-	if crash.seen.Add(1) == crash.n {
-		killSelf()
-	}
-}
+// crashAt is a crash point of the tests (internal/crashpoint): acao-seed,
+// acao-intent, acao-sent, acao-lookup, acao-done, acao-ledger.
+func crashAt(phase string) { crashpoint.At(phase) }

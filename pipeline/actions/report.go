@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // write saves resultado.json and relatorio.txt in the action folder.
@@ -63,13 +61,3 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 }
-
-// crash points (tests): REMESSA_CRASH_AT=phase:n kills the process the
-// n-th time it passes phase (acao-seed, acao-intent, acao-sent,
-// acao-lookup, acao-done, acao-ledger).
-var crash = struct {
-	once  sync.Once
-	phase string
-	n     int64
-	seen  atomic.Int64
-}{}
