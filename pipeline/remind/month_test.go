@@ -78,20 +78,11 @@ type month struct {
 
 func (m *month) getenv(k string) (string, bool) { v, ok := m.env[k]; return v, ok }
 
-func (m *month) now() time.Time {
-	st, err := m.ctl.Clock(context.Background())
-	if err != nil {
-		panic(err)
-	}
-	t, err := time.Parse(time.RFC3339, st.Now)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
 
 func (m *month) opts() remind.Options {
-	return remind.Options{Run: run.Options{BaseURL: m.base, PixBaseURL: m.pixBase, Getenv: m.getenv}, Now: m.now}
+	// no Now: the pass decides by the service's clock, read from the
+	// Date of the sandbox's answers
+	return remind.Options{Run: run.Options{BaseURL: m.base, PixBaseURL: m.pixBase, Getenv: m.getenv}}
 }
 
 func (m *month) to(t *testing.T, instant string) {
@@ -309,9 +300,7 @@ func childPass(t *testing.T, m *month, crashAt string) int {
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("REMIND_CHILD_DIR"); dir != "" {
-		ctl := &control.Client{BaseURL: os.Getenv("REMIND_CHILD_BASE")}
-		mo := &month{ctl: ctl}
-		o := remind.Options{Run: run.Options{BaseURL: os.Getenv("REMIND_CHILD_BASE"), PixBaseURL: os.Getenv("REMIND_CHILD_PIX")}, Now: mo.now}
+		o := remind.Options{Run: run.Options{BaseURL: os.Getenv("REMIND_CHILD_BASE"), PixBaseURL: os.Getenv("REMIND_CHILD_PIX")}}
 		out, err := remind.RunsDir(context.Background(), dir, o)
 		if err != nil || len(out) != 1 || out[0].Err != "" {
 			fmt.Fprintln(os.Stderr, "child pass:", err, out)

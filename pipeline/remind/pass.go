@@ -37,8 +37,10 @@ import (
 type Options struct {
 	// Run is how the run's service is reached (as for `remessa status`).
 	Run run.Options
-	// Now is the service's clock: the days relative to the due dates and
-	// the quiet hours are decided by it. nil: time.Now.
+	// Now overrides the clock the days relative to the due dates and the
+	// quiet hours are decided by. nil: the service's clock, learnt by the
+	// sync from the Date of the service's answers (api.ServiceClock); with
+	// NoSync and no Now, this machine's.
 	Now func() time.Time
 	// DryRun decides and reports without sending or journaling anything.
 	DryRun bool
@@ -52,12 +54,6 @@ type Options struct {
 	OnSent func(channel string)
 }
 
-func (o *Options) now() time.Time {
-	if o.Now != nil {
-		return o.Now()
-	}
-	return time.Now()
-}
 
 // Item is one decision of a pass and what became of it.
 type Item struct {
@@ -109,16 +105,14 @@ func Pass(ctx context.Context, dir string, r *pipeline.Reminders, o Options) (*R
 		return nil, fmt.Errorf("lembretes: trava de %s: %w", dir, err)
 	}
 	defer unlock()
-	now := o.now()
-	rep := &Report{Dir: dir, RunID: m.RunID, ServiceNow: now.In(saoPaulo).Format(time.RFC3339), DryRun: o.DryRun, Items: []Item{}}
 	jn, err := OpenJournal(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer jn.Close()
-	at := now.UTC().Format(time.RFC3339)
+	rep := &Report{Dir: dir, RunID: m.RunID, DryRun: o.DryRun, Items: []Item{}}
 	if !o.DryRun {
-		if rep.Recovered, err = jn.recoverSending(ctx, at); err != nil {
+		if rep.Recovered, err = jn.recoverSending(ctx, time.Now().UTC().Format(time.RFC3339)); err != nil {
 			return nil, err
 		}
 	}
@@ -129,14 +123,30 @@ func Pass(ctx context.Context, dir string, r *pipeline.Reminders, o Options) (*R
 	case !r.Enabled:
 		rep.Note = "régua desligada"
 		return rep, nil
-	case !InWindow(r, now) && !o.DryRun:
-		rep.Note = fmt.Sprintf("fora da janela de envio (%s-%s%s, hora de São Paulo); nada enviado", pipeline.FormatClock(r.QuietFrom), pipeline.FormatClock(r.QuietTo), map[bool]string{false: ", dias úteis", true: ""}[r.Weekends])
-		return rep, nil
+	}
+	// the ledger first (a paid charge is never reminded), and with it the
+	// service's clock: the Date of its answers (status.Sync)
+	var now time.Time
+	if o.Now != nil {
+		now = o.Now()
 	}
 	if !o.NoSync {
-		if _, err := status.Sync(ctx, dir, status.Options{Run: o.Run, Now: o.Now}); err != nil {
+		sum, err := status.Sync(ctx, dir, status.Options{Run: o.Run, Now: o.Now})
+		if err != nil {
 			return nil, fmt.Errorf("lembretes: a situação de %s não pôde ser atualizada, nada enviado: %w", dir, err)
 		}
+		if t, err := time.Parse(time.RFC3339Nano, sum.SyncedAt); err == nil && o.Now == nil {
+			now = t
+		}
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	rep.ServiceNow = now.In(saoPaulo).Format(time.RFC3339)
+	at := now.UTC().Format(time.RFC3339)
+	if !InWindow(r, now) && !o.DryRun {
+		rep.Note = fmt.Sprintf("fora da janela de envio (%s-%s%s, hora de São Paulo); nada enviado", pipeline.FormatClock(r.QuietFrom), pipeline.FormatClock(r.QuietTo), map[bool]string{false: ", dias úteis", true: ""}[r.Weekends])
+		return rep, nil
 	}
 	journaled, err := jn.journaled(ctx)
 	if err != nil {
