@@ -78,7 +78,6 @@ type month struct {
 
 func (m *month) getenv(k string) (string, bool) { v, ok := m.env[k]; return v, ok }
 
-
 func (m *month) opts() remind.Options {
 	// no Now: the pass decides by the service's clock, read from the
 	// Date of the sandbox's answers

@@ -54,7 +54,6 @@ type Options struct {
 	OnSent func(channel string)
 }
 
-
 // Item is one decision of a pass and what became of it.
 type Item struct {
 	RowKey      string `json:"row_key"`
