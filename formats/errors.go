@@ -75,10 +75,13 @@ func (e *Error) Localized(lang string) string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) where(lang string) string {
-	return position(lang, e.File, e.Sheet, e.Row, e.Column, e.Header)
+	return Position(lang, e.File, e.Sheet, e.Row, e.Column, e.Header)
 }
 
-func position(lang, file, sheet string, row int, col, header string) string {
+// Position writes where something is in an input file as people read it,
+// "alunos.csv, linha 2, coluna B (Nome): ", leaving out what is empty (""
+// when all is); lang "en" writes it in English.
+func Position(lang, file, sheet string, row int, col, header string) string {
 	var parts []string
 	if file != "" {
 		parts = append(parts, file)
@@ -114,7 +117,7 @@ type Warning struct {
 
 // String returns the Portuguese warning with its position.
 func (w Warning) String() string {
-	return position("pt", "", "", w.Row, w.Column, w.Header) + w.Message
+	return Position("pt", "", "", w.Row, w.Column, w.Header) + w.Message
 }
 
 // ValueError is returned by the value parsers (ParseMoney, ParseDate ...):

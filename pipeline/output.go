@@ -50,9 +50,21 @@ type FileProblem struct {
 	Sheet     string `json:"sheet,omitempty"`
 	Row       int    `json:"row,omitempty"`
 	Column    string `json:"column,omitempty"`
+	Header    string `json:"header,omitempty"`
 	Code      string `json:"code"`
 	Message   string `json:"message"`
 	MessageEN string `json:"message_en"`
+}
+
+// Localized returns the message in lang ("en" for English) prefixed by where
+// in the file it is (sheet, line, column and its header), without the file's
+// name: "linha 2, coluna B (Nome): célula com mais de 256 KB …".
+func (p *FileProblem) Localized(lang string) string {
+	msg := p.Message
+	if lang == "en" && p.MessageEN != "" {
+		msg = p.MessageEN
+	}
+	return formats.Position(lang, "", p.Sheet, p.Row, p.Column, p.Header) + msg
 }
 
 // ExitCode gives the exit code for a validation outcome: err from Load or
@@ -84,7 +96,7 @@ func NewValidationReport(jobPath string, job *Job, v *Validation, err error) *Va
 		if job != nil && job.Spec != nil {
 			file = job.Spec.Input.File
 		}
-		r.FileProblem = &FileProblem{File: file, Sheet: fe.Sheet, Row: fe.Row, Column: fe.Column, Code: fe.Code, Message: fe.Message, MessageEN: fe.MessageEN}
+		r.FileProblem = &FileProblem{File: file, Sheet: fe.Sheet, Row: fe.Row, Column: fe.Column, Header: fe.Header, Code: fe.Code, Message: fe.Message, MessageEN: fe.MessageEN}
 	case err != nil:
 		r.FileProblem = &FileProblem{Code: "erro", Message: err.Error(), MessageEN: err.Error()}
 	}
@@ -125,11 +137,7 @@ func (r *ValidationReport) WriteText(w io.Writer, lang string) error {
 		return nil
 	}
 	if p := r.FileProblem; p != nil {
-		msg := p.Message
-		if en {
-			msg = p.MessageEN
-		}
-		fmt.Fprintf(w, t("A planilha %s não pode ser usada: %s [%s]\n", "The input %s cannot be used: %s [%s]\n"), p.File, msg, p.Code)
+		fmt.Fprintf(w, t("A planilha %s não pode ser usada: %s [%s]\n", "The input %s cannot be used: %s [%s]\n"), p.File, p.Localized(lang), p.Code)
 		return nil
 	}
 	if r.Input != nil {

@@ -228,11 +228,7 @@ func describeJobErr(err error, lang string) string {
 		msgs = append(msgs, m)
 	}
 	if fp := rep.FileProblem; fp != nil {
-		m := fp.Message
-		if lang == "en" && fp.MessageEN != "" {
-			m = fp.MessageEN
-		}
-		msgs = append(msgs, m)
+		msgs = append(msgs, fp.Localized(lang))
 	}
 	if len(msgs) == 0 {
 		return err.Error()
