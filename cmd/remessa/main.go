@@ -90,7 +90,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 
 // Version is a release's version, set at build time with
 // -ldflags "-X main.Version=..."; empty, the build's own says which build
-// this is (run.BuildVersion: module version, VCS revision and time, -dirty).
+// this is (run.BuildVersion: run.Release or the module version, VCS revision
+// and time, -dirty).
 var Version = ""
 
 // version is the version remessa reports and writes into results.

@@ -12,6 +12,14 @@ import (
 // (a version stamped with -ldflags).
 var Version = BuildVersion()
 
+// Release is the version this source tree is, written here by hand at each
+// release (docs/operations.md "Releases"): the release's own ("v0.23.0") in
+// the release's commit, the next one with "-dev" after it. It stands where
+// Go's build information says only "(devel)" (go run, -buildvcs=false, a
+// work tree), so every build has a version a person can quote; a release
+// built with -ldflags "-X main.Version=…" reports that instead.
+const Release = "v0.23.0-dev"
+
 // BuildVersion is the version of the running binary, from its build
 // information (FormatVersion).
 func BuildVersion() string {
@@ -23,20 +31,19 @@ func BuildVersion() string {
 }
 
 // FormatVersion says exactly which build bi describes: the main module's
-// version ("(devel)" when built from a work tree), then the VCS revision
+// version (Release when Go knows none: "(devel)" from a work tree), then the VCS revision
 // (12 characters) and commit time when the build recorded them, and
 // "-dirty" when the tree had uncommitted changes:
-// "(devel) 1a2b3c4d5e6f 2026-11-24T10:00:00Z-dirty"; a pseudo-version that
-// already names them (Go 1.24+ stamps one) is enough on its own. Builds
-// without VCS
-// information (go run, go test, a module download) give what there is:
-// "(devel)" or "v1.4.0".
+// "v0.23.0-dev 1a2b3c4d5e6f 2026-11-24T10:00:00Z-dirty"; a pseudo-version
+// that already names them (Go 1.24+ stamps one) is enough on its own. Builds
+// without VCS information (go run, go test, -buildvcs=false, a module
+// download) give what there is: Release or "v1.4.0".
 func FormatVersion(bi *debug.BuildInfo) string {
-	v := "(devel)"
+	v := Release
 	if bi == nil {
 		return v
 	}
-	if bi.Main.Version != "" {
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
 	var rev, at string

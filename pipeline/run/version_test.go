@@ -1,6 +1,7 @@
 package run
 
 import (
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -22,10 +23,10 @@ func TestFormatVersion(t *testing.T) {
 	}{
 		{"go build in a dirty tree", &debug.BuildInfo{Main: main("(devel)"), Settings: vcs("-compiler", "gc",
 			"vcs", "git", "vcs.revision", "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "vcs.time", "2026-11-24T10:00:00Z", "vcs.modified", "true")},
-			"(devel) 1a2b3c4d5e6f 2026-11-24T10:00:00Z-dirty"},
+			Release + " 1a2b3c4d5e6f 2026-11-24T10:00:00Z-dirty"},
 		{"go build in a clean tree", &debug.BuildInfo{Main: main("(devel)"), Settings: vcs(
 			"vcs.revision", "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "vcs.time", "2026-11-24T10:00:00Z", "vcs.modified", "false")},
-			"(devel) 1a2b3c4d5e6f 2026-11-24T10:00:00Z"},
+			Release + " 1a2b3c4d5e6f 2026-11-24T10:00:00Z"},
 		{"go 1.24 pseudo-version, dirty", &debug.BuildInfo{Main: main("v0.0.0-20261124100000-1a2b3c4d5e6f+dirty"), Settings: vcs(
 			"vcs.revision", "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "vcs.time", "2026-11-24T10:00:00Z", "vcs.modified", "true")},
 			"v0.0.0-20261124100000-1a2b3c4d5e6f+dirty"},
@@ -33,11 +34,11 @@ func TestFormatVersion(t *testing.T) {
 			"vcs.revision", "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "vcs.time", "2026-11-24T10:00:00Z", "vcs.modified", "false")},
 			"v0.0.0-20261124100000-1a2b3c4d5e6f"},
 		{"a tagged module", &debug.BuildInfo{Main: main("v1.4.0")}, "v1.4.0"},
-		{"go run, no vcs", &debug.BuildInfo{Main: main("(devel)"), Settings: vcs("-compiler", "gc")}, "(devel)"},
-		{"no module version", &debug.BuildInfo{Main: main("")}, "(devel)"},
+		{"go run, no vcs", &debug.BuildInfo{Main: main("(devel)"), Settings: vcs("-compiler", "gc")}, Release},
+		{"no module version", &debug.BuildInfo{Main: main("")}, Release},
 		{"a short revision, no time", &debug.BuildInfo{Main: main(""), Settings: vcs("vcs.revision", "abc123", "vcs.modified", "true")},
-			"(devel) abc123-dirty"},
-		{"no build info", nil, "(devel)"},
+			Release + " abc123-dirty"},
+		{"no build info", nil, Release},
 	} {
 		if got := FormatVersion(c.bi); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
@@ -46,6 +47,10 @@ func TestFormatVersion(t *testing.T) {
 	// the binary (here the test binary) says what it is, never "dev"
 	if Version == "" || Version == "dev" || !strings.HasPrefix(Version, BuildVersion()[:1]) {
 		t.Errorf("Version = %q", Version)
+	}
+	// a release a person can quote: vMAJOR.MINOR.PATCH, "-dev" between releases
+	if !regexp.MustCompile(`^v\d+\.\d+\.\d+(-dev)?$`).MatchString(Release) {
+		t.Errorf("Release = %q, want v1.2.3 or v1.2.3-dev", Release)
 	}
 }
 
