@@ -64,7 +64,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	name := args[0]
 	switch name {
 	case "help", "-h", "--help", "-help":
-		if len(args) > 1 {
+		if len(args) > 1 && !isHelpFlag(args[1]) {
 			if c, ok := commands[args[1]]; ok {
 				return c.Run([]string{"--help"}, stdout, stderr)
 			}
@@ -100,6 +100,15 @@ func version() string {
 		return Version
 	}
 	return run.Version
+}
+
+// isHelpFlag reports whether arg asks for help ("remessa help --help").
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "--help", "-help", "help":
+		return true
+	}
+	return false
 }
 
 func usage(w io.Writer) {

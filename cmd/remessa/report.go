@@ -28,7 +28,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	input := flags.String("input", "", "planilha de entrada, para as linhas rejeitadas (padrão: a que a execução leu)")
 	sheet := flags.String("sheet", "", "aba da planilha de entrada (XLSX)")
 	noRejected := flags.Bool("no-rejected", false, "não escrever as linhas rejeitadas")
-	db := flags.String("db", "", "banco Postgres: RUNDIR é o id de uma execução de lá (worker.go)")
+	db := flags.String("db", "", "banco Postgres (remessa run --db): RUNDIR é o id de uma execução de lá")
 	pos, code, ok := parseFlags(flags, args)
 	if !ok {
 		return code

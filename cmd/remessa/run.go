@@ -57,7 +57,7 @@ func bindRunFlags(c *command, stdout, stderr io.Writer, isRun bool) (*runFlags, 
 		sandboxDir:  fs.String("sandbox-data", "", "pasta de dados do sandbox embutido (padrão <pasta dos relatórios>/.sandbox)"),
 	}
 	if !isRun {
-		f.db = fs.String("db", "", "banco Postgres: RUN_DIR é o id de uma execução de lá; as unidades que desistiram voltam à fila (worker.go)")
+		f.db = fs.String("db", "", "banco Postgres: RUN_DIR é o id de uma execução de lá; as unidades que desistiram voltam à fila dos remessa worker")
 	}
 	if isRun {
 		f.yes = fs.Bool("yes", false, "produção: não pede confirmação")

@@ -37,7 +37,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	pixURL := fs.String("pix-base-url", "", "endereço da API Pix (padrão: o de --base-url)")
 	lang := fs.String("lang", "pt", "idioma: pt ou en")
 	noReport := fs.Bool("no-report", false, "não escreve a conciliação (conciliacao.xlsx, .csv, .html, .json)")
-	db := fs.String("db", "", "banco Postgres: as execuções de lá (RUN_DIR é então um id, ou nada: as últimas; worker.go)")
+	db := fs.String("db", "", "banco Postgres (remessa run --db): as execuções de lá (RUN_DIR é então um id, ou nada: as últimas)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
