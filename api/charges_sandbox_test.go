@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/rules"
 	"remessa/sandbox"
 	_ "remessa/sandbox/charges"
@@ -22,7 +22,7 @@ import (
 // binary).
 func TestChargesThroughSandbox(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{ClientID: "cid-charges", ClientSecret: "secret-charges"})
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	ctx := context.Background()
 	due := rules.Today(time.Now()).AddDate(0, 0, 5).Format("2006-01-02")
 	cust := api.Customer{Name: "Fulano de Tal", CPF: "52998224725", Email: "f@example.com", PhoneNumber: "11987654321", Birth: "1980-05-05"}

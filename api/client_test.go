@@ -16,7 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/faults"
@@ -51,7 +51,7 @@ func asAPIError(t *testing.T, err error) *api.Error {
 func TestAuthorizeAnswersTheSpecTokenObject(t *testing.T) {
 	clk := clock.NewFake(t0)
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk})
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	tok, err := c.Authorize(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 func TestRefreshTokenGrant(t *testing.T) {
 	clk := clock.NewFake(t0)
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk})
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	tok, err := c.Authorize(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func rawGet(t *testing.T, url, token string) (int, string) {
 func TestExpiredTokenIsRefusedAndTheClientRenewsOnce(t *testing.T) {
 	clk := clock.NewFake(t0)
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk, TokenTTL: 120 * time.Second})
-	c := apitest.Client(t, rn, nil) // the client's own clock is the real one: it believes its token is fresh
+	c := sandboxclient.Client(t, rn, nil) // the client's own clock is the real one: it believes its token is fresh
 	tok, err := c.Authorize(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestExpiredTokenIsRefusedAndTheClientRenewsOnce(t *testing.T) {
 func TestClientRenewsBeforeExpiry(t *testing.T) {
 	clk := clock.NewFake(t0)
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk})
-	c := apitest.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now })
+	c := sandboxclient.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now })
 	if _, err := ping(t, c); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestClientRenewsBeforeExpiry(t *testing.T) {
 
 func TestPixTokenScopesAndDialect(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{})
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	tok, err := c.PixAuthorize(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestPixTokenScopesAndDialect(t *testing.T) {
 
 func TestPixTokenTTLFollowsShorterFlag(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{TokenTTL: 90 * time.Second})
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	tok, err := c.PixAuthorize(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -403,7 +403,7 @@ func TestAccountsAreIsolated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1 := apitest.Client(t, rn, nil)
+	c1 := sandboxclient.Client(t, rn, nil)
 	c2, _ := api.New(api.Config{BaseURL: rn.URL, ClientID: other.ClientID, ClientSecret: other.ClientSecret})
 	add := func(c *api.Client, by int) int64 {
 		var v sandboxtest.CounterValue
@@ -448,7 +448,7 @@ func TestRestartKeepsAppsCredentialsAndTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1 := apitest.Client(t, rn1, nil)
+	c1 := sandboxclient.Client(t, rn1, nil)
 	tok, err := c1.Authorize(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -506,7 +506,7 @@ func TestFixedCredentialsAreIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := apitest.Client(t, rn, nil).Authorize(context.Background()); err != nil {
+		if _, err := sandboxclient.Client(t, rn, nil).Authorize(context.Background()); err != nil {
 			t.Fatalf("start %d: %v", i, err)
 		}
 		rn.Close()
@@ -523,7 +523,7 @@ func TestFixedCredentialsAreIdempotent(t *testing.T) {
 	if _, err := old.Authorize(context.Background()); err == nil {
 		t.Fatal("the replaced secret still works")
 	}
-	if _, err := apitest.Client(t, rn, nil).Authorize(context.Background()); err != nil {
+	if _, err := sandboxclient.Client(t, rn, nil).Authorize(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -696,7 +696,7 @@ func TestDailyQuota(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk, Faults: faults.Config{Routes: map[string]faults.Override{
 		"GET " + sandboxtest.PingV1: {Quota: intp(3)},
 	}}})
-	c := apitest.Client(t, rn, func(cfg *api.Config) {
+	c := sandboxclient.Client(t, rn, func(cfg *api.Config) {
 		cfg.Sleep = func(context.Context, time.Duration) error { t.Error("the client waited for a quota reset"); return nil }
 	})
 	for i := range 3 {
@@ -727,7 +727,7 @@ func TestDailyQuota(t *testing.T) {
 
 func TestLatencyIsAdded(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{Faults: faults.Config{All: faults.Rule{Latency: faults.Duration(40 * time.Millisecond)}}})
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	if _, err := ping(t, c); err != nil {
 		t.Fatal(err)
 	}
@@ -750,7 +750,7 @@ func TestLatencyIsAdded(t *testing.T) {
 
 func TestPanicAnswers500WithoutInternals(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{})
-	c := apitest.Client(t, rn, func(cfg *api.Config) { cfg.MaxRetries = -1 })
+	c := sandboxclient.Client(t, rn, func(cfg *api.Config) { cfg.MaxRetries = -1 })
 	v1, _ := c.Authorize(context.Background())
 	st, body := rawGet(t, rn.URL+sandboxtest.PanicV1, v1.AccessToken)
 	want := `{"code":3500000,"error":"internal_server_error","error_description":"Erro interno do servidor"}` + "\n"
@@ -806,7 +806,7 @@ func TestUnknownRoutesAnswerInTheirDialect(t *testing.T) {
 
 func TestStrictDecodingThroughBothDialects(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{})
-	c := apitest.Client(t, rn, func(cfg *api.Config) { cfg.MaxRetries = -1 })
+	c := sandboxclient.Client(t, rn, func(cfg *api.Config) { cfg.MaxRetries = -1 })
 	_, err := c.Do(context.Background(), api.V1, "POST", sandboxtest.DecodeV1, []byte(`{"name":"a","value":1,"items":[{"name":"x","nome":"y"}]}`))
 	e := asAPIError(t, err)
 	if e.Status != 400 || e.Code != 3500034 || e.Err != "validation_error" || e.Property != "/items/0/nome" {
@@ -879,7 +879,7 @@ func TestDebugLogHasNoSecrets(t *testing.T) {
 	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
 	log := zerolog.New(w).Level(zerolog.DebugLevel)
 	rn := sandboxtest.Start(t, sandbox.Config{Logger: log})
-	c := apitest.Client(t, rn, func(cfg *api.Config) { cfg.Logger = &log })
+	c := sandboxclient.Client(t, rn, func(cfg *api.Config) { cfg.Logger = &log })
 	tok, err := c.Authorize(context.Background())
 	if err != nil {
 		t.Fatal(err)

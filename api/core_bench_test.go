@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/sandboxtest"
 )
@@ -17,7 +17,7 @@ import (
 // persistence on (a data dir), one client connection reused.
 func BenchmarkCoreAuthorize(b *testing.B) {
 	rn := sandboxtest.Start(b, sandbox.Config{DataDir: b.TempDir()})
-	c := apitest.Client(b, rn, nil)
+	c := sandboxclient.Client(b, rn, nil)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := c.Authorize(ctx); err != nil {
@@ -31,7 +31,7 @@ func BenchmarkCoreAuthorize(b *testing.B) {
 // per request.
 func BenchmarkCorePing(b *testing.B) {
 	rn := sandboxtest.Start(b, sandbox.Config{DataDir: b.TempDir()})
-	c := apitest.Client(b, rn, nil)
+	c := sandboxclient.Client(b, rn, nil)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := c.Do(ctx, api.V1, "GET", sandboxtest.PingV1, nil); err != nil {
@@ -43,7 +43,7 @@ func BenchmarkCorePing(b *testing.B) {
 // BenchmarkCorePingParallel is BenchmarkCorePing from GOMAXPROCS*4 goroutines.
 func BenchmarkCorePingParallel(b *testing.B) {
 	rn := sandboxtest.Start(b, sandbox.Config{DataDir: b.TempDir()})
-	c := apitest.Client(b, rn, nil)
+	c := sandboxclient.Client(b, rn, nil)
 	ctx := context.Background()
 	b.SetParallelism(4)
 	b.RunParallel(func(pb *testing.PB) {
@@ -59,7 +59,7 @@ func BenchmarkCorePingParallel(b *testing.B) {
 // BenchmarkCorePingRaw is the same GET with net/http only (no api.Client).
 func BenchmarkCorePingRaw(b *testing.B) {
 	rn := sandboxtest.Start(b, sandbox.Config{DataDir: b.TempDir()})
-	tok, err := apitest.Client(b, rn, nil).Authorize(context.Background())
+	tok, err := sandboxclient.Client(b, rn, nil).Authorize(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func BenchmarkCorePingRaw(b *testing.B) {
 // transaction (write-through cost with synchronous=NORMAL).
 func BenchmarkCoreCounterPost(b *testing.B) {
 	rn := sandboxtest.Start(b, sandbox.Config{DataDir: b.TempDir()})
-	c := apitest.Client(b, rn, nil)
+	c := sandboxclient.Client(b, rn, nil)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := c.Do(ctx, api.V1, "POST", sandboxtest.CounterV1, nil); err != nil {

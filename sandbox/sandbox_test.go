@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/faults"
 	"remessa/sandbox/module"
@@ -168,7 +168,7 @@ func TestSeparatePixListener(t *testing.T) {
 	if rn.PixURL == rn.URL || !strings.HasPrefix(rn.PixURL, "http://127.0.0.1:") {
 		t.Fatalf("URL %s PixURL %s", rn.URL, rn.PixURL)
 	}
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	if _, err := c.PixAuthorize(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestShutdownWaitsForRequestsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	if _, err := c.Authorize(context.Background()); err != nil {
 		t.Fatal(err)
 	}

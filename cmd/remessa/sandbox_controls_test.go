@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/control"
@@ -95,7 +95,7 @@ func TestSandboxOutboxCLI(t *testing.T) {
 		hit <- struct{}{}
 	}))
 	defer recv.Close()
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	res, err := c.CreateOneStepCharge(context.Background(), api.OneStepRequest{
 		Items:    []api.Item{{Name: "Taxa", Value: 1000, Amount: 1}},
 		Metadata: &api.Metadata{NotificationURL: recv.URL + "/n"},
@@ -135,7 +135,7 @@ func TestSandboxOutboxCLI(t *testing.T) {
 func TestSandboxPayCLI(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC))
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk})
-	c := apitest.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now })
+	c := sandboxclient.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now })
 	ctx := context.Background()
 	cust := api.Customer{Name: "Maria Souza", CPF: "52998224725", PhoneNumber: "41999998888", Email: "maria@example.com",
 		Birth: "1980-01-15"}

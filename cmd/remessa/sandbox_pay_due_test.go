@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/sandboxtest"
@@ -19,7 +19,7 @@ import (
 func TestSandboxPayDueCLI(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC))
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk})
-	c := apitest.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now })
+	c := sandboxclient.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now })
 	ctx := context.Background()
 	cn, err := c.CreateCarnet(ctx, api.CarnetRequest{Items: []api.Item{{Name: "Curso", Value: 15000, Amount: 1}},
 		Customer: api.Customer{Name: "Maria Souza", CPF: "52998224725", PhoneNumber: "41999998888"},

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/control"
@@ -32,7 +32,7 @@ type dueEnv struct {
 func newDueEnv(t *testing.T) *dueEnv {
 	clk := clock.NewFake(t0)
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk})
-	return &dueEnv{t: t, clk: clk, rn: rn, c: apitest.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now }),
+	return &dueEnv{t: t, clk: clk, rn: rn, c: sandboxclient.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now }),
 		ctl: &control.Client{BaseURL: rn.URL}}
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	_ "remessa/sandbox/all"
 	"remessa/sandbox/clock"
@@ -22,7 +22,7 @@ import (
 func TestThroughTheCore(t *testing.T) {
 	clk := clock.NewFake(t0)
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk})
-	c := apitest.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now })
+	c := sandboxclient.Client(t, rn, func(cfg *api.Config) { cfg.Now = clk.Now })
 	ctl := &control.Client{BaseURL: rn.URL}
 	rc := newReceiver(t)
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/control"
 	"remessa/sandbox/sandboxtest"
@@ -34,7 +34,7 @@ func TestAdvancedClockSurvivesRestart(t *testing.T) {
 
 	rn := sandboxtest.Start(t, sandbox.Config{DataDir: dir})
 	ctl := &control.Client{BaseURL: rn.URL}
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	before, err := ctl.Clock(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	_ "remessa/sandbox/all"
 	"remessa/sandbox/control"
@@ -53,7 +53,7 @@ func wait(t *testing.T, ch chan post, what string) post {
 // Pix module queueing the webhook when a cob is paid.
 func TestRunningSandboxDeliversPixWebhook(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{})
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	ctx := context.Background()
 	srv, got := hook(t)
 	if _, err := c.PutWebhook(ctx, rn.PixKey, srv.URL+"/webhook"); err != nil {
@@ -92,7 +92,7 @@ func TestRunningSandboxDeliversPixWebhook(t *testing.T) {
 // notification=<token>, and the token reads back the change.
 func TestRunningSandboxDeliversChargeNotification(t *testing.T) {
 	rn := sandboxtest.Start(t, sandbox.Config{})
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	ctx := context.Background()
 	srv, got := hook(t)
 	due := time.Now().AddDate(0, 0, 10).Format("2006-01-02")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/control"
 	"remessa/sandbox/outbox"
@@ -38,7 +38,7 @@ func newNotifyEnv(t *testing.T, cfg sandbox.Config) *notifyEnv {
 
 func (e *notifyEnv) start(t *testing.T) {
 	e.rn = sandboxtest.Start(t, e.cfg)
-	e.c = apitest.Client(t, e.rn, nil)
+	e.c = sandboxclient.Client(t, e.rn, nil)
 	e.ctl = &control.Client{BaseURL: e.rn.URL}
 }
 

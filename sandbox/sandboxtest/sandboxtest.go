@@ -1,5 +1,5 @@
 // Package sandboxtest helps tests run a sandbox on loopback. An
-// api.Client for it comes from remessa/api/apitest: this package is part
+// api.Client for it comes from remessa/internal/sandboxclient: this package is part
 // of the service's tree, which must not import the client. Importing it
 // also registers a tiny "probe" module with routes under /v1/sandboxtest
 // and /v2/sandboxtest that the core's own tests and benchmarks use (a

@@ -1,8 +1,10 @@
-// Package apitest helps tests talk to a sandbox started with
-// remessa/sandbox/sandboxtest through api.Client. It lives on the client's
-// side so that no package of the service imports the client (see
-// docs/sandbox-core.md, "Wire types").
-package apitest
+// Package sandboxclient helps tests talk to a sandbox started with
+// remessa/sandbox/sandboxtest through api.Client. It is the one package
+// that joins the two trees, so it lives in neither: no package of the
+// service imports the client (sandbox's TestNoClientImport) and no package
+// of the client needs the service (api's TestNoServiceImport); see
+// docs/sandbox-core.md, "Wire types".
+package sandboxclient
 
 import (
 	"context"
