@@ -452,3 +452,37 @@ func TestProblemCodesNoEnglish(t *testing.T) {
 		}
 	}
 }
+
+// TestProblemNames: every code of docs/codes.md has a name for people in
+// both languages (what the desk shows instead of the code), no name is left
+// for a code the table no longer lists, and a code with a detail after a
+// colon is named by its base.
+func TestProblemNames(t *testing.T) {
+	doc := docCodes(t)
+	for c := range doc {
+		base, _, _ := strings.Cut(c, ":")
+		n, ok := problemNames[base]
+		if !ok {
+			t.Errorf("code %q has no name (problemNames)", c)
+			continue
+		}
+		if n[0] == "" || n[1] == "" || strings.Contains(n[0], "_") && !strings.Contains(n[0], " ") {
+			t.Errorf("code %q is named %q", c, n)
+		}
+	}
+	for c := range problemNames {
+		if !doc[c] && !doc[c+":<código>"] {
+			t.Errorf("problemNames names %q, which docs/codes.md does not list", c)
+		}
+	}
+	for _, c := range []struct{ code, lang, want string }{
+		{"zeros_restaurados", "pt", "Zeros à esquerda restaurados (CPF, CNPJ ou CEP gravado como número)"},
+		{"cpf_invalido", "en", "CPF check digits do not match"},
+		{"split_recusado:3500034", "pt", "O serviço recusou a configuração de split"},
+		{"codigo_que_nao_existe", "pt", "codigo_que_nao_existe"},
+	} {
+		if got := ProblemName(c.code, c.lang); got != c.want {
+			t.Errorf("ProblemName(%q, %q) = %q, want %q", c.code, c.lang, got, c.want)
+		}
+	}
+}

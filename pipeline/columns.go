@@ -30,7 +30,18 @@ type HeaderMatch struct {
 type FieldChoice struct {
 	ID       string
 	Label    string // Portuguese header the templates write
+	LabelEN  string // the same in English
 	Required bool   // the job needs a column for it
+}
+
+// Choice is the field f of the match's kind, and whether there is one.
+func (cm *ColumnMatch) Choice(id string) (FieldChoice, bool) {
+	for _, f := range cm.Fields {
+		if f.ID == id {
+			return f, true
+		}
+	}
+	return FieldChoice{}, false
 }
 
 // MatchColumns opens the job's input (its sheet), reads the header and
@@ -88,7 +99,7 @@ func MatchColumns(job *Job) (*ColumnMatch, error) {
 			continue
 		}
 		req := required[f.ID] || f.ID == FKey
-		cm.Fields = append(cm.Fields, FieldChoice{ID: f.ID, Label: f.Label, Required: req})
+		cm.Fields = append(cm.Fields, FieldChoice{ID: f.ID, Label: f.Label, LabelEN: f.LabelEN, Required: req})
 		if !req {
 			continue
 		}

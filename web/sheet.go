@@ -231,7 +231,8 @@ type tableRow struct {
 
 // codeCount is how many notes have a code.
 type codeCount struct {
-	Code     string
+	Code     string // for programs: the filter's address, data-code
+	Name     string // for people: pipeline.ProblemName
 	Severity string
 	Count    int
 	Example  string
@@ -283,7 +284,7 @@ func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *se
 			var c codeCount
 			var pt string
 			rows.Scan(&c.Code, &c.Severity, &c.Count, &pt)
-			c.Example = pt
+			c.Example, c.Name = pt, pipeline.ProblemName(c.Code, lang)
 			v.Codes = append(v.Codes, c)
 		}
 		rows.Close()
@@ -377,7 +378,7 @@ func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *se
 				if lang == "en" && en != "" {
 					m = en
 				}
-				m += " [" + code + "]"
+				// words for people; the code is in the filters' addresses
 				row := &v.Rows[ri]
 				if ci, ok := colIdx[col]; ok && col != "" && ci < len(row.Cells) {
 					c := &row.Cells[ci]

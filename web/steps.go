@@ -30,6 +30,9 @@ func (s *Server) renderColumns(w http.ResponseWriter, r *http.Request, ss *sessi
 		var cm *pipeline.ColumnMatch
 		cm, err = pipeline.MatchColumns(job)
 		data["Match"] = cm
+		if cm != nil {
+			data["Missing"], data["Later"], data["LaterIDs"] = missingColumns(cm, d, lang)
+		}
 	}
 	if err != nil {
 		data["Problem"] = describeJobErr(err, lang)
@@ -37,6 +40,30 @@ func (s *Server) renderColumns(w http.ResponseWriter, r *http.Request, ss *sessi
 	p := s.page(r, ss, tr(lang, "cols.title"), data)
 	p.Error, p.Status = msg, status
 	s.render(w, "columns", p)
+}
+
+// missingColumns splits the required fields the sheet has no column for
+// into those only a column can give (missing) and those the next page,
+// Configuração, can give instead (later: the due date, a carnet's first),
+// each named in words for people, not by its field code.
+func missingColumns(cm *pipeline.ColumnMatch, d *Draft, lang string) (missing, later []string, laterIDs map[string]bool) {
+	laterIDs = map[string]bool{}
+	for _, id := range cm.Missing {
+		label := id
+		if f, ok := cm.Choice(id); ok {
+			label = f.Label
+			if lang == "en" && f.LabelEN != "" {
+				label = f.LabelEN
+			}
+		}
+		if id == pipeline.FDueDate && !d.JobUploaded {
+			later = append(later, label)
+			laterIDs[id] = true
+			continue
+		}
+		missing = append(missing, label)
+	}
+	return missing, later, laterIDs
 }
 
 // columnsJob is the draft's job for the columns step. The columns come
