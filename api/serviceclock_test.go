@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"remessa/api"
-	"remessa/api/apitest"
+	"remessa/internal/sandboxclient"
 	"remessa/sandbox"
 	"remessa/sandbox/clock"
 	"remessa/sandbox/sandboxtest"
@@ -97,7 +97,7 @@ func TestClientLearnsTheSandboxClock(t *testing.T) {
 	clk := clock.NewFake(svc)
 	rn := sandboxtest.Start(t, sandbox.Config{Clock: clk})
 	ctx := context.Background()
-	c := apitest.Client(t, rn, nil)
+	c := sandboxclient.Client(t, rn, nil)
 	if c.Clock().Reading().Known {
 		t.Fatal("a client that made no call knows the service's time")
 	}
