@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		Name:    "listen",
 		Summary: "recebe as notificações da API de cobranças e os webhooks Pix e atualiza a situação das execuções sem consultar o serviço",
-		Usage:   "--runs-dir DIR [--addr 127.0.0.1:8090] [--base-url URL] [--pix-base-url URL]",
+		Usage:   "--runs-dir DIR [--addr 127.0.0.1:8090] [--base-url URL] [--pix-base-url URL] [--lang pt|en]",
 		Run:     runListen,
 	})
 }
@@ -48,6 +48,7 @@ func runListen(args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", listen.DefaultAddr, "endereço em que escuta")
 	baseURL := fs.String("base-url", "", "endereço da API de cobranças (ex.: um remessa sandbox servindo os dados das execuções)")
 	pixURL := fs.String("pix-base-url", "", "endereço da API Pix (padrão: o de --base-url)")
+	lang := fs.String("lang", "pt", "idioma do aviso de relógio: pt ou en")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -59,7 +60,7 @@ func runListen(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := listenContext()
 	defer stop()
 	out, errw := &lockedWriter{w: stdout}, &lockedWriter{w: stderr}
-	opts := listen.Options{RunsDir: *runsDir, Run: run.Options{BaseURL: *baseURL, PixBaseURL: *pixURL},
+	opts := listen.Options{RunsDir: *runsDir, Run: run.Options{BaseURL: *baseURL, PixBaseURL: *pixURL, Lang: *lang},
 		Logf: func(format string, args ...any) { errw.printf(format+"\n", args...) }}
 	st, err := listen.Serve(ctx, opts, *addr, func(u string) {
 		out.printf("remessa listen: ouvindo em %s (Ctrl+C para parar)\n", u)

@@ -203,6 +203,6 @@ func (e *executor) apply(ctx context.Context, obs []status.Observation) error {
 	}
 	e.lmu.Lock()
 	defer e.lmu.Unlock()
-	_, err := e.ledger.Apply(ctx, obs, e.opts.now(), "acao:"+e.meta.Kind)
+	_, err := e.ledger.Apply(ctx, obs, e.seenAt(), "acao:"+e.meta.Kind)
 	return err
 }

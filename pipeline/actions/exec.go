@@ -117,21 +117,51 @@ func (o *Outcome) ExitCode() int {
 // Prepare loads the job, brings the source run's ledger up to date (a
 // status sync when the ledger is missing or last synced before now) and
 // plans: what `remessa action JOB plan` shows.
+//
+// The plan counts days as the source run's service does: after the sync
+// the job is read again with the service's clock (its "hoje", "+5d" and
+// the filters' dates), and the plan says that day and, when the service's
+// clock and this machine's differ by more than a minute, both times.
 func Prepare(ctx context.Context, jobPath string, opts Options) (*Job, *Plan, error) {
-	j, err := Load(jobPath, LoadOptions{Now: opts.Now, Getenv: opts.Run.Getenv})
-	if err != nil {
-		var je interface{ Localized(string) string }
-		if errors.As(err, &je) {
-			return nil, nil, &run.UsageError{Msg: je.Localized(opts.Run.Lang), Err: err}
+	load := func(now func() time.Time) (*Job, error) {
+		j, err := Load(jobPath, LoadOptions{Now: now, Getenv: opts.Run.Getenv})
+		if err != nil {
+			var je interface{ Localized(string) string }
+			if errors.As(err, &je) {
+				return nil, &run.UsageError{Msg: je.Localized(opts.Run.Lang), Err: err}
+			}
+			return nil, &run.UsageError{Msg: err.Error(), Err: err}
 		}
-		return nil, nil, &run.UsageError{Msg: err.Error(), Err: err}
+		return j, nil
 	}
+	j, err := load(opts.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	var clk status.SyncClock
+	var known bool
 	if !opts.NoSync {
-		if _, err := status.Sync(ctx, j.SourceDir, status.Options{Run: opts.Run, Now: opts.Now}); err != nil {
+		sum, err := status.Sync(ctx, j.SourceDir, status.Options{Run: opts.Run, Now: opts.Now})
+		if err != nil {
 			return j, nil, fmt.Errorf("ação: atualizar a situação de %s antes de planejar: %w", j.SourceDir, err)
+		}
+		clk, known = sum.SyncClock(), true
+	} else if l, err := status.OpenLedger(j.SourceDir); err == nil {
+		clk, known = l.LastClock(ctx)
+		l.Close()
+	}
+	if known && clk.Source == status.ClockService {
+		if j, err = load(func() time.Time { return clk.Now(opts.now()) }); err != nil {
+			return nil, nil, err
 		}
 	}
 	p, err := BuildPlan(ctx, j)
+	if p != nil {
+		p.Today = rules.FormatISODate(j.Today)
+		if known {
+			p.ClockNote = status.ClockNote(clk.Reading(), opts.Run.Lang)
+		}
+	}
 	return j, p, err
 }
 
@@ -224,6 +254,15 @@ func Resume(ctx context.Context, dir string, opts Options) (*Outcome, error) {
 	}
 	defer jn.Close()
 	return execute(ctx, jn, dir, opts)
+}
+
+// seenAt is when the executor saw an effect, by the service's clock (the
+// Date of its answers), this machine's when the service gave none.
+func (e *executor) seenAt() time.Time {
+	if e.cl != nil && e.cl.Clock().Reading().Known {
+		return e.cl.Clock().Now()
+	}
+	return e.opts.now()
 }
 
 type executor struct {

@@ -79,6 +79,11 @@ type Plan struct {
 	Cents       int64          `json:"amount_cents"`           // their value
 	Calls       map[string]int `json:"calls"`                  // per route
 	UnknownKeys []string       `json:"unknown_keys,omitempty"` // keys asked for that the run does not have
+	// Today is the service's day the plan counted from (due dates past,
+	// "hoje", "+5d"); ClockNote the warning when the service's clock and
+	// this machine's differ by more than a minute (status.ClockNote).
+	Today     string `json:"today,omitempty"`
+	ClockNote string `json:"clock_note,omitempty"`
 
 	earlier map[string]string // resend, change_due_date by days: charges an earlier action of this same job did → why not again
 }
@@ -562,6 +567,9 @@ func findEmail(v any) string {
 // WriteText prints the plan for people.
 func (p *Plan) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "Ação %s (%s) sobre a execução %s\n", p.Name, p.Kind, p.SourceRunID)
+	if p.ClockNote != "" {
+		fmt.Fprintln(w, p.ClockNote)
+	}
 	for _, it := range p.Items {
 		fmt.Fprintf(w, "  %s\n", it.Text)
 	}

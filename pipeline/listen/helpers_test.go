@@ -3,7 +3,6 @@ package listen_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"remessa/pipeline/listen"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/sandbox"
 	"remessa/sandbox/control"
@@ -138,36 +138,9 @@ func waitOutbox(t *testing.T, ctl *control.Client) {
 	}
 }
 
-// copyRun copies a run folder without its ledger (the journal, results
-// and reports), for a sync by polling beside the listener's ledger.
-func copyRun(t *testing.T, dir string) string {
-	t.Helper()
-	to := filepath.Join(t.TempDir(), filepath.Base(dir))
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if strings.HasPrefix(filepath.Base(p), status.FileName) {
-			return nil
-		}
-		if fi.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, fi.Mode())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return to
-}
+// copyRun copies a run folder without its ledger, for a sync by polling
+// beside the listener's ledger.
+func copyRun(t *testing.T, dir string) string { return runtest.CopyRun(t, dir) }
 
 // ledgerOf reads a run folder's ledger.
 func ledgerOf(t *testing.T, dir string) []status.Charge {

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"remessa/api"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
 	"remessa/pipeline/status"
@@ -207,6 +208,59 @@ func (l *Listener) service(ctx context.Context, name string) (*run.Service, stri
 	}
 	l.services[key] = s
 	return s, key, nil
+}
+
+// connected returns the open connection to the run's service, nil when
+// none is open (it does not connect).
+func (l *Listener) connected(ctx context.Context, name string) *run.Service {
+	m, err := l.meta(ctx, name)
+	if err != nil {
+		return nil
+	}
+	key := l.serviceKey(m)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.services[key]
+}
+
+// seenAt is the service's time now for the run name, when a change of
+// its charges is recorded: the clock of its connection once an answer
+// carried a Date, else the service's time its ledger's last sync kept
+// (moved by the time elapsed here since), else this machine's.
+func (l *Listener) seenAt(ctx context.Context, name string, rl *runLedger) time.Time {
+	local := l.opts.now()
+	if s := l.connected(ctx, name); s != nil && s.Client.Clock().Reading().Known {
+		return s.Client.Clock().Now()
+	}
+	if c, ok := rl.l.LastClock(ctx); ok && c.Source == status.ClockService {
+		return c.Now(local)
+	}
+	return local
+}
+
+// ClockNotes asks each open service its time (a token call when no
+// answer told it yet) and returns, by service key, the warning of a
+// service whose clock differs from this machine's by more than a minute
+// or that gave no Date (status.ClockNote, in opts.Run.Lang).
+func (l *Listener) ClockNotes(ctx context.Context) map[string]string {
+	l.mu.Lock()
+	svcs := make(map[string]*run.Service, len(l.services))
+	for k, s := range l.services {
+		svcs[k] = s
+	}
+	l.mu.Unlock()
+	out := map[string]string{}
+	for k, s := range svcs {
+		if _, err := s.Client.ServiceNow(ctx, api.V1); err != nil {
+			if _, err := s.Client.ServiceNow(ctx, api.Pix); err != nil {
+				continue // unreachable: said by Connect
+			}
+		}
+		if note := status.ClockNote(s.Client.Clock().Reading(), l.opts.Run.Lang); note != "" {
+			out[k] = note
+		}
+	}
+	return out
 }
 
 // Connect opens the services of every run in the index now (the embedded

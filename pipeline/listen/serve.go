@@ -57,6 +57,12 @@ func Serve(ctx context.Context, opts Options, addr string, ready func(baseURL st
 		if err != nil && wctx.Err() == nil {
 			l.logf("listen: %v (os tokens serão lidos quando o serviço responder; use --base-url para um remessa sandbox servindo os dados)", err)
 		}
+		notes := l.ClockNotes(wctx)
+		for _, k := range keys {
+			if n := notes[k]; n != "" {
+				l.logf("listen: serviço %s: %s", k, n)
+			}
+		}
 		l.Work(wctx)
 	}()
 	var serr error

@@ -244,7 +244,7 @@ func (l *Listener) applyNotification(ctx context.Context, p pending, dr *drain) 
 			}
 			obs = append(obs, status.ChargeObservation(&cs))
 		}
-		n, err := rl.l.Apply(ctx, obs, l.opts.now(), SourceNotification)
+		n, err := rl.l.Apply(ctx, obs, l.seenAt(ctx, name, rl), SourceNotification)
 		if err != nil {
 			return outcome{}, err
 		}
@@ -355,7 +355,7 @@ func (l *Listener) applyPix(ctx context.Context, p pending, dr *drain) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	n, err := rl.l.Apply(ctx, []status.Observation{status.CobvObservation(px.Txid, "CONCLUIDA", []api.PixRecebido{px})}, l.opts.now(), SourcePix)
+	n, err := rl.l.Apply(ctx, []status.Observation{status.CobvObservation(px.Txid, "CONCLUIDA", []api.PixRecebido{px})}, l.seenAt(ctx, name, rl), SourcePix)
 	if err != nil {
 		return outcome{}, err
 	}

@@ -127,8 +127,10 @@ func ClockNote(r api.ClockReading, lang string) string {
 		at(r.Service), span(skew, "pt"), dir, at(r.Local))
 }
 
-// span says a duration of a minute or more in days, hours and minutes.
+// span says a duration of a minute or more in days, hours and minutes,
+// to the nearest minute (the Date header counts whole seconds).
 func span(d time.Duration, lang string) string {
+	d = d.Round(time.Minute)
 	days, h, m := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour), int(d%time.Hour/time.Minute)
 	unit := func(n int, pt1, ptN, en1, enN string) string {
 		switch {

@@ -192,10 +192,14 @@ func (s *Summary) Today() time.Time {
 
 // ClockReading is the sync's clocks as an api.ClockReading (for
 // ClockNote).
-func (s *Summary) ClockReading() api.ClockReading {
+func (s *Summary) ClockReading() api.ClockReading { return s.SyncClock().Reading() }
+
+// SyncClock is the sync's clocks: the service's time then, this
+// machine's, and where the first came from.
+func (s *Summary) SyncClock() SyncClock {
 	svc, _ := time.Parse(time.RFC3339Nano, s.SyncedAt)
 	local, _ := time.Parse(time.RFC3339Nano, s.LocalAt)
-	return api.ClockReading{Service: svc, Local: local, Known: s.Clock == ClockService}
+	return SyncClock{Service: svc, Local: local, Source: s.Clock}
 }
 
 type syncer struct {

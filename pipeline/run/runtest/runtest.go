@@ -274,3 +274,37 @@ func ListCharges(t testing.TB, c *api.Client, chargeType string) []Listed {
 		}
 	}
 }
+
+// CopyRun copies a run folder (its journal, results and reports) into a
+// new temporary folder of the same name, without its ledger (situacao.db
+// and its WAL files), and returns it: two ledgers of one run can then be
+// kept side by side (a sync by polling beside a listener's, an
+// incremental sync beside a full one).
+func CopyRun(t testing.TB, dir string) string {
+	t.Helper()
+	to := filepath.Join(t.TempDir(), filepath.Base(dir))
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if strings.HasPrefix(filepath.Base(p), "situacao.db") {
+			return nil
+		}
+		if fi.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, fi.Mode())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
