@@ -255,3 +255,66 @@ func TestClockNote(t *testing.T) {
 		}
 	}
 }
+
+// TestIncrementalEqualsFullAfterClockMovesPix is the same for 30 due-date
+// Pix charges (due in 20 days): Pix paid after moves of 13 days, 1 day
+// and 30 days (one late), a charge removed, and a move of 95 days; after
+// each, the incremental sync (Pix received since the last one, refunds,
+// removed) and a full listing leave the two ledgers equal.
+func TestIncrementalEqualsFullAfterClockMovesPix(t *testing.T) {
+	ctx := context.Background()
+	is := runtest.Cobv(t, 30)
+	rn, dir, rows := is.Sandbox, is.Outcome.Dir, is.Outcome.Results.Rows
+	other := runtest.CopyRun(t, dir)
+	ctl := &control.Client{BaseURL: rn.URL}
+	cl := runtest.Client(t, rn)
+	inc := status.Options{Run: run.Options{Embedded: rn}}
+	full := status.Options{Run: run.Options{Embedded: rn}, Full: true}
+	compare := func(step string) *status.Summary {
+		t.Helper()
+		a, err := status.Sync(ctx, dir, inc)
+		if err != nil {
+			t.Fatalf("%s: incremental: %v", step, err)
+		}
+		if _, err := status.Sync(ctx, other, full); err != nil {
+			t.Fatalf("%s: full: %v", step, err)
+		}
+		ra, rb := ledgerRows(t, dir), ledgerRows(t, other)
+		for i := range ra {
+			if ra[i] != rb[i] {
+				t.Errorf("%s: incremental %+v\nfull        %+v", step, ra[i], rb[i])
+			}
+		}
+		return a
+	}
+	compare("before any move")
+	pay := func(i int) {
+		t.Helper()
+		if _, err := ctl.PayPix(ctx, rows[i].Txid, ""); err != nil {
+			t.Fatalf("pay %s: %v", rows[i].Txid, err)
+		}
+	}
+	for _, st := range []struct {
+		move string
+		do   func()
+	}{
+		{"13d", func() { pay(0); pay(1) }},
+		{"1d", func() { pay(2) }},
+		{"30d", func() {
+			pay(3) // 24 days late
+			if _, err := cl.PatchCobV(ctx, rows[4].Txid, api.CobPatch{Status: "REMOVIDA_PELO_USUARIO_RECEBEDOR"}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"95d", func() {}},
+	} {
+		if _, err := ctl.Advance(ctx, control.AdvanceRequest{Duration: st.move}); err != nil {
+			t.Fatal(err)
+		}
+		st.do()
+		s := compare("+" + st.move)
+		if st.move == "95d" && (s.Received.Count != 4 || s.Cancel.Count != 1 || s.Overdue.Count != 25) {
+			t.Errorf("after 139 days: received %+v, removed %+v, overdue %+v; want 4, 1 and 25", s.Received, s.Cancel, s.Overdue)
+		}
+	}
+}
