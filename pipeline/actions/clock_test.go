@@ -7,6 +7,7 @@ import (
 
 	"remessa/pipeline/actions"
 	"remessa/pipeline/run"
+	"remessa/pipeline/run/runtest"
 	"remessa/pipeline/status"
 	"remessa/rules"
 	"remessa/sandbox/control"
@@ -55,17 +56,8 @@ func TestPlanCountsByTheServiceClock(t *testing.T) {
 	if err != nil || out.ExitCode() != 0 || out.Done != 40 {
 		t.Fatalf("run: %+v %v", out, err)
 	}
-	l, err := status.OpenLedger(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	cs, err := l.Charges(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, c := range cs {
+	for _, c := range runtest.Ledger(t, src) {
 		if c.Parcel != 1 {
 			continue
 		}

@@ -143,19 +143,7 @@ func waitOutbox(t *testing.T, ctl *control.Client) {
 func copyRun(t *testing.T, dir string) string { return runtest.CopyRun(t, dir) }
 
 // ledgerOf reads a run folder's ledger.
-func ledgerOf(t *testing.T, dir string) []status.Charge {
-	t.Helper()
-	l, err := status.OpenLedger(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	cs, err := l.Charges(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
-}
+func ledgerOf(t *testing.T, dir string) []status.Charge { return runtest.Ledger(t, dir) }
 
 // sameLedger compares what two ledgers say of each charge: status, state,
 // paid value and date, method, refund.

@@ -113,15 +113,7 @@ func TestSyncFollowsTheServiceClock(t *testing.T) {
 // when it was seen).
 func ledgerRows(t *testing.T, dir string) []status.Charge {
 	t.Helper()
-	l, err := status.OpenLedger(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	cs, err := l.Charges(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := runtest.Ledger(t, dir)
 	for i := range cs {
 		cs[i].UpdatedAt = ""
 	}

@@ -23,6 +23,7 @@ import (
 	"remessa/api"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
+	"remessa/pipeline/status"
 	"remessa/sandbox"
 )
 
@@ -288,7 +289,7 @@ func CopyRun(t testing.TB, dir string) string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if strings.HasPrefix(filepath.Base(p), "situacao.db") {
+		if strings.HasPrefix(filepath.Base(p), status.FileName) {
 			return nil
 		}
 		if fi.IsDir() {
@@ -307,4 +308,20 @@ func CopyRun(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	return to
+}
+
+// Ledger reads every charge of the ledger of the run in dir, in row and
+// parcel order.
+func Ledger(t testing.TB, dir string) []status.Charge {
+	t.Helper()
+	l, err := status.OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cs, err := l.Charges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
