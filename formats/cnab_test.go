@@ -280,3 +280,81 @@ func TestSplitStreet(t *testing.T) {
 		}
 	}
 }
+
+func TestCNAB400Bradesco(t *testing.T) {
+	a := cnabtest.Title400{Mov: 1, Nosso: 12345, Seu: "MAT01", Due: "100227", Cents: 45000, JurosDia: 15, DocType: 1, Doc: "52998224725",
+		Name: "ANA DE SOUZA", Street: "RUA DAS FLORES, 123 CENTRO SAO PAULO/SP", CEP: "01310100", MultaPct: 200, Msg: "MENSALIDADE FEVEREIRO"}
+	b := cnabtest.Title400{Mov: 1, Nosso: 12346, Seu: "MAT02", Due: "100227", Cents: 30000, DocType: 2, Doc: "11222333000181", Name: "EMPRESA X LTDA", CEP: "20040002"}
+	path := writeTemp(t, "CB281101.REM", cnabtest.File400("237", 11, []cnabtest.Title400{a, b}, "\r\n"))
+	src, rows, rowErrs, err := readCNAB(t, path, Options{})
+	if err != nil || len(rowErrs) > 0 || len(rows) != 2 {
+		t.Fatalf("%v %v %d", err, rowErrs, len(rows))
+	}
+	if src.Format != "cnab400" || src.Layout != "bradesco400-remessa" || src.Bank != "237" || src.NSA != 11 {
+		t.Errorf("source %+v", src)
+	}
+	want := map[string]string{"Código": "MAT01", "Nome": "ANA DE SOUZA", "CPF/CNPJ": "52998224725", "Valor": "450.00", "Vencimento": "2027-02-10",
+		"Multa": "2,00%", "Juros": "0,033%", "Nosso número": "00000012345", "Mensagem": "MENSALIDADE FEVEREIRO", "Logradouro": "", "CEP": "", "Uso da empresa": "ERP-MAT01"}
+	for h, v := range want {
+		if got := cell(rows[0], h).Value; got != v {
+			t.Errorf("%s = %q, want %q", h, got, v)
+		}
+	}
+	if got := cell(rows[1], "CPF/CNPJ").Value; got != "11222333000181" {
+		t.Errorf("CNPJ %q", got)
+	}
+	if c := cell(rows[0], "Vencimento"); c.Column != "2:121-126" {
+		t.Errorf("due at %q", c.Column)
+	}
+	// R$ 0,15 a day on R$ 450,00 is 0,0333...%: converted with a warning; the address with one
+	codes := map[string]bool{}
+	for _, w := range src.Warnings {
+		codes[w.Code] = true
+	}
+	if !codes["cnab_juros_convertidos"] || !codes["cnab_endereco_nao_separado"] {
+		t.Errorf("warnings %+v", src.Warnings)
+	}
+
+	// a record's sequence number off: the file is refused at it
+	a.BadSeqNext = true
+	fe, _ := hostile(t, cnabtest.File400("237", 11, []cnabtest.Title400{a, b}, "\n"), Options{})
+	if !strings.Contains(fe, "linha 3, posições 395–400") || !strings.Contains(fe, "falta ou sobra uma linha") {
+		t.Errorf("sequence: %q", fe)
+	}
+	a.BadSeqNext = false
+	a.RawDueFix = "300227"
+	_, re := hostile(t, cnabtest.File400("237", 11, []cnabtest.Title400{a, b}, "\n"), Options{})
+	if !strings.Contains(re, "linha 2, posições 121–126 (Data do vencimento do título): '300227' não é uma data (DDMMAA)") {
+		t.Errorf("date: %q", re)
+	}
+	// a bank without a CNAB 400 table
+	f := []byte(cnabtest.File400("237", 11, []cnabtest.Title400{b}, "\n"))
+	copy(f[76:79], "001")
+	fe, _ = hostile(t, string(f), Options{})
+	if !strings.Contains(fe, "banco 001 não tem leiaute CNAB 400 aqui (há: 237, 341)") {
+		t.Errorf("bank 001: %q", fe)
+	}
+}
+
+func TestCNAB400Itau(t *testing.T) {
+	a := cnabtest.Title400{Mov: 1, Nosso: 777, Seu: "NF1001", Due: "150327", Cents: 123456, DocType: 1, Doc: "52998224725",
+		Name: "JO\xc3O DA SILVA", Street: "AV PAULISTA 1000", Hood: "BELA VISTA", CEP: "01310100", City: "SAO PAULO", UF: "SP", MultaPct: 250}
+	path := writeTemp(t, "IT.txt", cnabtest.File400("341", 0, []cnabtest.Title400{a}, "\n"))
+	src, rows, rowErrs, err := readCNAB(t, path, Options{})
+	if err != nil || len(rowErrs) > 0 || len(rows) != 1 {
+		t.Fatalf("%v %v %d", err, rowErrs, len(rows))
+	}
+	if src.Layout != "itau400-remessa" {
+		t.Errorf("layout %s", src.Layout)
+	}
+	want := map[string]string{"Código": "NF1001", "Nome": "JOÃO DA SILVA", "Logradouro": "AV PAULISTA", "Número": "1000", "Bairro": "BELA VISTA",
+		"CEP": "01310100", "Cidade": "SAO PAULO", "UF": "SP", "Valor": "1234.56", "Vencimento": "2027-03-15", "Multa": "2,50%", "Juros": "0%", "Nosso número": "00000777"}
+	for h, v := range want {
+		if got := cell(rows[0], h).Value; got != v {
+			t.Errorf("%s = %q, want %q", h, got, v)
+		}
+	}
+	if c := cell(rows[0], "Multa"); c.Column != "3:11-23" {
+		t.Errorf("multa at %q", c.Column)
+	}
+}

@@ -135,3 +135,89 @@ func OkTitle(k string, cents int64) Title240 {
 		Name: "MARIA JOSE DA CONCEICAO", Street: "RUA DAS FLORES, 123 AP 12", Hood: "CENTRO", CEP: "01310100",
 		City: "SAO PAULO", UF: "SP"}
 }
+
+// Title400 is one title of a CNAB 400 remessa, in the test's own terms.
+type Title400 struct {
+	Mov        int
+	Nosso      int64
+	Seu        string
+	Due        string // DDMMAA
+	Cents      int64
+	JurosDia   int64 // cents a day
+	DocType    int
+	Doc        string
+	Name       string
+	Street     string // Bradesco: the whole address line
+	Hood       string
+	CEP        string
+	City       string
+	UF         string
+	MultaPct   int64  // hundredths of a percent (Bradesco 66-70; Itaú record 2 code 2)
+	Msg        string // Bradesco record 2, message 1
+	RawDueFix  string
+	BadSeqNext bool // the next record's sequence number is off by one
+}
+
+// File400 builds a CNAB 400 remessa of bank "237" (Bradesco) or "341"
+// (Itaú), NSA nsa (Bradesco only), from the banks' manuals.
+func File400(bank string, nsa int, ts []Title400, eol string) string {
+	var lines []Line
+	seq := func() int { return len(lines) + 1 }
+	h := Blank(400).Put(1, 1, 0).Put(2, 2, 1).Put(3, 9, "REMESSA").Put(10, 11, 1).Put(12, 26, "COBRANCA")
+	if bank == "237" {
+		h.Put(27, 46, 4455667).Put(47, 76, "ESCOLA MODELO LTDA").Put(77, 79, 237).Put(80, 94, "BRADESCO").
+			Put(95, 100, "281126").Put(109, 110, "MX").Put(111, 117, nsa)
+	} else {
+		h.Put(27, 30, 1234).Put(31, 32, 0).Put(33, 37, 56789).Put(38, 38, 5).Put(47, 76, "ESCOLA MODELO LTDA").
+			Put(77, 79, 341).Put(80, 94, "BANCO ITAU SA").Put(95, 100, "281126")
+	}
+	h.Put(395, 400, seq())
+	lines = append(lines, h)
+	for _, t := range ts {
+		d := Blank(400).Put(1, 1, 1).Put(109, 110, t.Mov).Put(111, 120, t.Seu).Put(121, 126, t.Due).Put(127, 139, t.Cents).
+			Put(151, 156, "281126").Put(161, 173, t.JurosDia).Put(174, 179, 0).Put(180, 192, 0).Put(193, 205, 0).Put(206, 218, 0).
+			Put(219, 220, t.DocType).Put(221, 234, fmt.Sprintf("%014s", t.Doc))
+		if bank == "237" {
+			d.Put(2, 20, strings.Repeat("0", 19)).Put(21, 37, "00090123400567890").Put(38, 62, "ERP-"+t.Seu).Put(63, 65, 0)
+			if t.MultaPct > 0 {
+				d.Put(66, 66, 2).Put(67, 70, t.MultaPct)
+			} else {
+				d.Put(66, 70, 0)
+			}
+			d.Put(71, 81, t.Nosso).Put(82, 82, "P").Put(83, 92, 0).Put(93, 93, 2).Put(94, 94, "N").Put(140, 147, 0).
+				Put(148, 149, 1).Put(150, 150, "N").Put(157, 160, 0).Put(235, 274, t.Name).Put(275, 314, t.Street).
+				Put(327, 331, t.CEP[:5]).Put(332, 334, t.CEP[5:])
+		} else {
+			d.Put(2, 3, 2).Put(4, 17, "12345678000195").Put(18, 21, 1234).Put(22, 23, 0).Put(24, 28, 56789).Put(29, 29, 5).
+				Put(34, 37, 0).Put(38, 62, "ERP-"+t.Seu).Put(63, 70, t.Nosso).Put(71, 83, 0).Put(84, 86, 109).Put(108, 108, "I").
+				Put(140, 142, 341).Put(143, 147, 0).Put(148, 149, "01").Put(150, 150, "N").Put(235, 264, t.Name).
+				Put(275, 314, t.Street).Put(315, 326, t.Hood).Put(327, 334, t.CEP).Put(335, 349, t.City).Put(350, 351, t.UF).
+				Put(386, 391, 0).Put(392, 393, 0)
+		}
+		if t.RawDueFix != "" {
+			d.Put(121, 126, t.RawDueFix)
+		}
+		d.Put(395, 400, seq())
+		lines = append(lines, d)
+		if bank == "237" && t.Msg != "" {
+			r := Blank(400).Put(1, 1, 2).Put(2, 81, t.Msg).Put(322, 327, 0).Put(328, 340, 0).Put(341, 346, 0).Put(347, 359, 0).
+				Put(367, 369, 9).Put(370, 374, 1234).Put(375, 381, 56789).Put(382, 382, "0").Put(383, 393, t.Nosso).Put(394, 394, "P").
+				Put(395, 400, seq())
+			lines = append(lines, r)
+		}
+		if bank == "341" && t.MultaPct > 0 {
+			r := Blank(400).Put(1, 1, 2).Put(2, 2, "2").Put(3, 10, "11022027").Put(11, 23, t.MultaPct).Put(395, 400, seq())
+			lines = append(lines, r)
+		}
+		if t.BadSeqNext {
+			lines[len(lines)-1].Put(395, 400, seq()+1)
+		}
+	}
+	lines = append(lines, Blank(400).Put(1, 1, 9).Put(395, 400, seq()))
+	var b strings.Builder
+	for _, l := range lines {
+		b.Write(l)
+		b.WriteString(eol)
+	}
+	return b.String()
+}
