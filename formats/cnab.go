@@ -94,13 +94,86 @@ type cnabReader struct {
 	src  Source
 	opt  Options
 	rows int
+	// refs are, per field the reader maps, the records of the layout that
+	// have it (resolved on first use)
+	refs   [numCNABFields][]cnabRef
+	seen   [numCNABFields]bool
+	colBuf []byte
+	arena  *Arena // lines' texts and the values made of them
+}
+
+// The layout fields the reader maps, by their stable names (cnabFieldNames).
+const (
+	fAbatimento = iota
+	fEmissao
+	fJurosCodigo
+	fJurosValor
+	fMovimento
+	fMultaCodigo
+	fMultaValor
+	fNossoNumero
+	fSacadoBairro
+	fSacadoCep
+	fSacadoCepSufixo
+	fSacadoCidade
+	fSacadoDocumento
+	fSacadoEndereco
+	fSacadoNome
+	fSacadoTipo
+	fSacadoUf
+	fSeuNumero
+	fUsoEmpresa
+	fValor
+	fVencimento
+	fMensagem1
+	fMensagem3
+	fMensagem4
+	fMensagem5
+	fMensagem6
+	fDesconto1Valor
+	fDesconto2Valor
+	fDesconto3Valor
+	fDescontoDia
+	numCNABFields
+)
+
+var cnabFieldNames = [numCNABFields]string{"abatimento", "emissao", "juros_codigo", "juros_valor", "movimento", "multa_codigo", "multa_valor", "nosso_numero", "sacado_bairro", "sacado_cep", "sacado_cep_sufixo", "sacado_cidade", "sacado_documento", "sacado_endereco", "sacado_nome", "sacado_tipo", "sacado_uf", "seu_numero", "uso_empresa", "valor", "vencimento", "mensagem1", "mensagem3", "mensagem4", "mensagem5", "mensagem6", "desconto1_valor", "desconto2_valor", "desconto3_valor", "desconto_dia"}
+
+type cnabRef struct {
+	rec string
+	f   *cnab.Field
+}
+
+// lookup finds field i in the title's lines (in file order).
+func (c *cnabReader) lookup(t *cnab.Title, i int) field {
+	if !c.seen[i] {
+		for rec := range t.Layout.Records {
+			if f := t.Layout.Field(rec, cnabFieldNames[i]); f != nil {
+				c.refs[i] = append(c.refs[i], cnabRef{rec, f})
+			}
+		}
+		c.seen[i] = true
+	}
+	refs := c.refs[i]
+	for li := range t.Lines {
+		l := &t.Lines[li]
+		for _, r := range refs {
+			if r.rec == l.Rec {
+				return field{l, r.f}
+			}
+		}
+	}
+	return field{}
 }
 
 func openCNAB(path string, f *os.File, size int64, opt Options) (Reader, error) {
 	if max := opt.maxBytes(DefaultMaxBytes); max > 0 && size > max {
 		return nil, tooLarge(path, size, max)
 	}
-	rd, err := cnab.NewReader(f, opt.CNAB)
+	arena := &Arena{}
+	copt := opt.CNAB
+	copt.Strings = arena
+	rd, err := cnab.NewReader(f, copt)
 	if err != nil {
 		return nil, cnabErr(path, err)
 	}
@@ -109,7 +182,7 @@ func openCNAB(path string, f *os.File, size int64, opt Options) (Reader, error) 
 		Layout: h.Layout.Name, Bank: h.Bank, CompanyDoc: h.CompanyDoc, NSA: h.NSA, HeaderRow: 1}
 	src.Columns = make([]string, len(cnabHeaders))
 	copy(src.Columns, cnabHeaders)
-	return &cnabReader{f: f, rd: rd, src: src, opt: opt}, nil
+	return &cnabReader{f: f, rd: rd, src: src, opt: opt, arena: arena}, nil
 }
 
 // cnabErr turns a *cnab.Error into an *Error at its line and positions.
@@ -130,7 +203,11 @@ func (c *cnabReader) Source() Source { return c.src }
 
 func (c *cnabReader) Close() error { return c.f.Close() }
 
-func (c *cnabReader) Next() (Row, error) {
+// Next returns the next title as a row.
+func (c *cnabReader) Next() (Row, error) { return c.NextCells(nil) }
+
+// NextCells is Next writing the cells into dst when it has room.
+func (c *cnabReader) NextCells(dst []Cell) (Row, error) {
 	if c.rows >= c.opt.maxRows() && c.opt.maxRows() > 0 {
 		return Row{}, &Error{File: c.src.File, Code: CodeTooManyRows,
 			Message:   fmt.Sprintf("mais de %d títulos", c.opt.maxRows()),
@@ -152,7 +229,13 @@ func (c *cnabReader) Next() (Row, error) {
 		return Row{}, cnabErr(c.src.File, err)
 	}
 	c.rows++
-	cells := make([]Cell, cnabCols)
+	var cells []Cell
+	if cap(dst) >= cnabCols {
+		cells = dst[:cnabCols]
+		clear(cells)
+	} else {
+		cells = make([]Cell, cnabCols)
+	}
 	for i := range cells {
 		cells[i].Header = cnabHeaders[i]
 	}
@@ -196,13 +279,6 @@ func (x field) pos() cnab.Pos {
 	return x.l.At(x.f)
 }
 
-func (x field) col() string {
-	if x.f == nil {
-		return ""
-	}
-	return PositionColumn(x.l.N, x.f.Start, x.f.End)
-}
-
 func (x field) int() (int64, *cnab.Error) {
 	if x.f == nil {
 		return 0, nil
@@ -223,28 +299,47 @@ func notApplied(x field, value, pt, en string) *cnab.Error {
 
 // fill maps a title's fields onto the row's cells (docs/cnab.md).
 func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
-	get := func(name string) field {
-		l, f := t.Lookup(name)
-		return field{l, f}
-	}
+	get := func(name int) field { return c.lookup(t, name) }
+	// The cells' Columns are written into one buffer and cut from one
+	// string at the end: one allocation a row instead of one a cell.
+	var at [cnabCols][3]int // line, start, end
 	set := func(i int, x field, v string) {
 		cells[i].Value, cells[i].Raw, cells[i].Kind = v, v, KindText
 		if x.f != nil {
-			cells[i].Column, cells[i].Header = x.col(), x.f.Label
+			at[i] = [3]int{x.l.N, x.f.Start, x.f.End}
+			cells[i].Header = x.f.Label
 			cells[i].Raw = x.l.Get(x.f)
 		}
 		if v == "" {
 			cells[i].Kind = KindEmpty
 		}
 	}
-	// Every numeric and date field of the title is checked, used or not.
-	for _, l := range t.Lines {
-		l := l
-		for i := range t.Layout.Records[l.Rec] {
-			f := &t.Layout.Records[l.Rec][i]
-			if !f.Num {
-				continue
+	defer func() {
+		buf := c.colBuf[:0]
+		var ends [cnabCols]int
+		for i := range at {
+			if at[i][0] != 0 {
+				buf = strconv.AppendInt(buf, int64(at[i][0]), 10)
+				buf = append(buf, ':')
+				buf = strconv.AppendInt(buf, int64(at[i][1]), 10)
+				buf = append(buf, '-')
+				buf = strconv.AppendInt(buf, int64(at[i][2]), 10)
 			}
+			ends[i] = len(buf)
+		}
+		c.colBuf = buf
+		all, start := string(buf), 0
+		for i := range at {
+			if at[i][0] != 0 {
+				cells[i].Column = all[start:ends[i]]
+			}
+			start = ends[i]
+		}
+	}()
+	// Every numeric and date field of the title is checked, used or not.
+	for li := range t.Lines {
+		l := &t.Lines[li]
+		for _, f := range t.Layout.Numeric(l.Rec) {
 			if strings.HasPrefix(f.Format, "data") {
 				if _, e := l.Date(f); e != nil {
 					e.Title = true
@@ -256,7 +351,7 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 			}
 		}
 	}
-	mov := get("movimento")
+	mov := get(fMovimento)
 	set(cMovement, mov, mov.text())
 	if m := mov.text(); m != "01" {
 		name, ok := cnabMovements[m]
@@ -267,19 +362,19 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 			Message:   fmt.Sprintf("movimento %s (%s): remessa só emite títulos de entrada (01) a partir de arquivos; baixas, alterações e instruções ainda não são executadas daqui (use remessa action) e o título foi recusado, não ignorado", m, name[0]),
 			MessageEN: fmt.Sprintf("movement %s (%s): remessa only issues entry titles (01) from files; write-offs, changes and instructions are not carried out from here yet (use remessa action) and the title was refused, not skipped", m, name[1])}
 	}
-	seu, uso := get("seu_numero"), get("uso_empresa")
+	seu, uso := get(fSeuNumero), get(fUsoEmpresa)
 	set(cCompanyUse, uso, uso.text())
 	if seu.text() != "" {
 		set(cKey, seu, seu.text())
 	} else {
 		set(cKey, uso, uso.text())
 	}
-	nn := get("nosso_numero")
+	nn := get(fNossoNumero)
 	set(cOurNumber, nn, nn.text())
-	name := get("sacado_nome")
+	name := get(fSacadoNome)
 	set(cName, name, name.text())
 
-	doc, typ := get("sacado_documento"), get("sacado_tipo")
+	doc, typ := get(fSacadoDocumento), get(fSacadoTipo)
 	d := doc.text()
 	tv, _ := typ.int()
 	switch {
@@ -296,13 +391,13 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	}
 	if doc.ok() && typ.ok() {
 		set(cDocument, doc, d)
-		cells[cDocument].Column = PositionColumn(doc.l.N, typ.f.Start, doc.f.End)
+		at[cDocument][1] = typ.f.Start
 	} else {
 		set(cDocument, doc, d)
 	}
 
-	addr, hood, city, uf := get("sacado_endereco"), get("sacado_bairro"), get("sacado_cidade"), get("sacado_uf")
-	cep, cepSuf := get("sacado_cep"), get("sacado_cep_sufixo")
+	addr, hood, city, uf := get(fSacadoEndereco), get(fSacadoBairro), get(fSacadoCidade), get(fSacadoUf)
+	cep, cepSuf := get(fSacadoCep), get(fSacadoCepSufixo)
 	if addr.ok() && (!hood.ok() || !city.ok() || !uf.ok()) {
 		if addr.text() != "" && c.rows == 1 {
 			c.warn(addr.pos(), "cnab_endereco_nao_separado", addr.text(),
@@ -320,24 +415,24 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 		z := cep.text() + cepSuf.text()
 		set(cZipcode, cep, z)
 		if cepSuf.ok() {
-			cells[cZipcode].Column = PositionColumn(cep.l.N, cep.f.Start, cepSuf.f.End)
+			at[cZipcode][2] = cepSuf.f.End
 		}
 	}
 
-	val := get("valor")
+	val := get(fValor)
 	cents, _ := val.int()
-	set(cValue, val, centsText(cents))
+	set(cValue, val, c.cents(cents))
 	cells[cValue].Kind = KindNumber
-	due := get("vencimento")
+	due := get(fVencimento)
 	if dt, _ := due.date(); !dt.IsZero() {
-		set(cDue, due, dt.Format("2006-01-02"))
+		set(cDue, due, c.isoDate(dt))
 		cells[cDue].Kind = KindDate
 	} else {
 		set(cDue, due, "")
 	}
-	em := get("emissao")
+	em := get(fEmissao)
 	if dt, _ := em.date(); !dt.IsZero() {
-		set(cIssued, em, dt.Format("2006-01-02"))
+		set(cIssued, em, c.isoDate(dt))
 		cells[cIssued].Kind = KindDate
 	}
 
@@ -347,7 +442,7 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	if t.Batch != nil {
 		msgs = append(msgs, t.Batch.Messages...)
 	}
-	for _, n := range []string{"mensagem1", "mensagem3", "mensagem4", "mensagem5", "mensagem6"} {
+	for _, n := range []int{fMensagem1, fMensagem3, fMensagem4, fMensagem5, fMensagem6} {
 		if m := get(n); m.text() != "" {
 			msgs = append(msgs, m.text())
 			if !msgAt.ok() {
@@ -358,8 +453,8 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	set(cMessage, msgAt, strings.Join(msgs, "\n"))
 
 	// none is 0%, so a job's default reference to these columns reads a value
-	set(cFine, get("multa_valor"), "0%")
-	set(cInterest, get("juros_valor"), "0%")
+	set(cFine, get(fMultaValor), "0%")
+	set(cInterest, get(fJurosValor), "0%")
 	if e := c.fine(get, cents, cells, set); e != nil {
 		return e
 	}
@@ -368,7 +463,7 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	}
 	// Discounts and rebates are refused until the issuance carries them:
 	// a title is never issued without the discount its ERP promised.
-	for _, n := range []string{"desconto1_valor", "desconto2_valor", "desconto3_valor", "desconto_dia"} {
+	for _, n := range []int{fDesconto1Valor, fDesconto2Valor, fDesconto3Valor, fDescontoDia} {
 		x := get(n)
 		if v, _ := x.int(); v != 0 {
 			return notApplied(x, x.text(),
@@ -376,7 +471,7 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 				"the title has a discount; discounts from CNAB files are not applied yet and the title was refused rather than issued without it (docs/cnab.md)")
 		}
 	}
-	if x := get("abatimento"); x.ok() {
+	if x := get(fAbatimento); x.ok() {
 		if v, _ := x.int(); v != 0 {
 			return notApplied(x, x.text(),
 				"o título tem abatimento; abatimentos de arquivos CNAB ainda não são aplicados e o título foi recusado para não ser emitido pelo valor cheio (docs/cnab.md)",
@@ -390,21 +485,21 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 // record 2 say fixed value (1) or percentage (2); Bradesco's detail a
 // percentage flagged by 2. A fixed value becomes the percentage of the
 // title's value it is, rounded to hundredths, with a warning when inexact.
-func (c *cnabReader) fine(get func(string) field, cents int64, cells []Cell, set func(int, field, string)) *cnab.Error {
-	code, val := get("multa_codigo"), get("multa_valor")
+func (c *cnabReader) fine(get func(int) field, cents int64, cells []Cell, set func(int, field, string)) *cnab.Error {
+	code, val := get(fMultaCodigo), get(fMultaValor)
 	v, _ := val.int()
 	if !val.ok() || v == 0 {
 		return nil
 	}
 	switch code.text() {
 	case "2":
-		set(cFine, val, percentText(v, 2))
+		set(cFine, val, c.percent(v, 2))
 	case "1":
 		if cents == 0 {
 			return nil
 		}
 		pct := (v*10000*2 + cents) / (2 * cents) // hundredths of a percent, rounded half up
-		set(cFine, val, percentText(pct, 2))
+		set(cFine, val, c.percent(pct, 2))
 		if v*10000%cents != 0 {
 			c.warn(val.pos(), "cnab_multa_convertida", val.text(),
 				fmt.Sprintf("multa de R$ %s em valor fixo emitida como %s do valor do título (o boleto leva multa em percentual)", cnab.Money(v), percentText(pct, 2)),
@@ -424,8 +519,8 @@ func (c *cnabReader) fine(get func(string) field, cents int64, cells []Cell, set
 // ("0,033%"): a monthly rate (code 2) is divided by 30; a value a day
 // (code 1, and CNAB 400's only form) becomes the percentage of the title's
 // value it is, rounded to thousandths, with a warning when inexact.
-func (c *cnabReader) interest(get func(string) field, cents int64, cells []Cell, set func(int, field, string)) *cnab.Error {
-	code, val := get("juros_codigo"), get("juros_valor")
+func (c *cnabReader) interest(get func(int) field, cents int64, cells []Cell, set func(int, field, string)) *cnab.Error {
+	code, val := get(fJurosCodigo), get(fJurosValor)
 	v, _ := val.int()
 	if !val.ok() || v == 0 {
 		return nil
@@ -439,7 +534,7 @@ func (c *cnabReader) interest(get func(string) field, cents int64, cells []Cell,
 		// v is a monthly percentage in hundredths; a day is v/30, in
 		// thousandths of a percent: v*10/30.
 		th := (v*10*2 + 30) / 60
-		set(cInterest, val, percentText(th, 3))
+		set(cInterest, val, c.percent(th, 3))
 		if v*10%30 != 0 {
 			c.warn(val.pos(), "cnab_juros_convertidos", val.text(),
 				fmt.Sprintf("juros de %s ao mês emitidos como %s ao dia (mês de 30 dias, arredondado a milésimos)", percentText(v, 2), percentText(th, 3)),
@@ -450,7 +545,7 @@ func (c *cnabReader) interest(get func(string) field, cents int64, cells []Cell,
 			return nil
 		}
 		th := (v*100000*2 + cents) / (2 * cents)
-		set(cInterest, val, percentText(th, 3))
+		set(cInterest, val, c.percent(th, 3))
 		if v*100000%cents != 0 {
 			c.warn(val.pos(), "cnab_juros_convertidos", val.text(),
 				fmt.Sprintf("juros de R$ %s ao dia emitidos como %s do valor do título ao dia (o boleto leva juros em percentual)", cnab.Money(v), percentText(th, 3)),
@@ -466,9 +561,34 @@ func (c *cnabReader) interest(get func(string) field, cents int64, cells []Cell,
 	return nil
 }
 
-// centsText is cents as a plain decimal ("1234.56"), as a numeric cell's Value.
-func centsText(c int64) string {
-	return strconv.FormatInt(c/100, 10) + "." + fmt.Sprintf("%02d", c%100)
+// cents is cents as a plain decimal ("1234.56"), a numeric cell's Value, in the arena.
+func (c *cnabReader) cents(v int64) string {
+	var b [24]byte
+	out := strconv.AppendInt(b[:0], v/100, 10)
+	out = append(out, '.', byte('0'+v%100/10), byte('0'+v%10))
+	return c.arena.Bytes(out)
+}
+
+// isoDate is t as "2006-01-02" in the arena.
+func (c *cnabReader) isoDate(t time.Time) string {
+	var b [16]byte
+	out := t.AppendFormat(b[:0], "2006-01-02")
+	return c.arena.Bytes(out)
+}
+
+// percent is percentText in the arena.
+func (c *cnabReader) percent(v int64, dec int) string {
+	var b [32]byte
+	p := int64(1)
+	for i := 0; i < dec; i++ {
+		p *= 10
+	}
+	out := strconv.AppendInt(b[:0], v/p, 10)
+	out = append(out, ',')
+	frac := strconv.AppendInt(b[24:24], p+v%p, 10) // leading 1 keeps the zeros
+	out = append(out, frac[1:]...)
+	out = append(out, '%')
+	return c.arena.Bytes(out)
 }
 
 // percentText writes v (with dec decimals) as a Brazilian percentage: "2,00%".

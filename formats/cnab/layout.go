@@ -61,8 +61,16 @@ type Layout struct {
 	Bank    string // bank code the layout belongs to ("" for FEBRABAN's, any bank)
 	Records map[string][]Field
 
-	byName map[string]map[string]*Field
+	byName  map[string]map[string]*Field
+	fixed   map[string][]*Field // per record, the fields with a fixed value
+	numeric map[string][]*Field // per record, the numeric fields
 }
+
+// Fixed returns the fields of record rec that carry a fixed value.
+func (l *Layout) Fixed(rec string) []*Field { return l.fixed[rec] }
+
+// Numeric returns the numeric fields of record rec.
+func (l *Layout) Numeric(rec string) []*Field { return l.numeric[rec] }
 
 // Field returns the field name of record rec, or nil.
 func (l *Layout) Field(rec, name string) *Field {
@@ -141,7 +149,7 @@ func loadAll() {
 // fields of each record are inside the line, do not overlap, and that
 // fixed values and formats fit their widths.
 func ParseLayout(b []byte) (*Layout, error) {
-	l := &Layout{Records: map[string][]Field{}, byName: map[string]map[string]*Field{}}
+	l := &Layout{Records: map[string][]Field{}, byName: map[string]map[string]*Field{}, fixed: map[string][]*Field{}, numeric: map[string][]*Field{}}
 	var body bytes.Buffer
 	for i, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimRight(line, "\r")
@@ -237,6 +245,12 @@ func ParseLayout(b []byte) (*Layout, error) {
 				return nil, fmt.Errorf("%s.%s (%d-%d) overlaps %s (%d-%d)", rec, fs[i].Name, fs[i].Start, fs[i].End, fs[i-1].Name, fs[i-1].Start, fs[i-1].End)
 			}
 			l.byName[rec][fs[i].Name] = &fs[i]
+			if fs[i].Fixed != "" {
+				l.fixed[rec] = append(l.fixed[rec], &fs[i])
+			}
+			if fs[i].Num {
+				l.numeric[rec] = append(l.numeric[rec], &fs[i])
+			}
 		}
 	}
 	return l, nil

@@ -2,6 +2,7 @@ package cnab
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -111,6 +112,18 @@ func (l *Line) Slice(start, end int) string {
 	return l.Text[start-1 : end]
 }
 
+// byteAt is the character at position pos as a byte (0xFF when it is not
+// ASCII).
+func (l *Line) byteAt(pos int) byte {
+	if l.runes != nil {
+		if r := l.runes[pos-1]; r < 0x80 {
+			return byte(r)
+		}
+		return 0xFF
+	}
+	return l.Text[pos-1]
+}
+
 // Get returns the raw text of field f.
 func (l *Line) Get(f *Field) string { return l.Slice(f.Start, f.End) }
 
@@ -122,28 +135,26 @@ func (l *Line) At(f *Field) Pos { return Pos{Line: l.N, Start: f.Start, End: f.E
 // fields blank).
 func (l *Line) Digits(f *Field) (string, *Error) {
 	s := l.Get(f)
-	blank := true
+	spaces := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == ' ' {
+		if c-'0' <= 9 {
 			continue
 		}
-		blank = false
-		if c < '0' || c > '9' {
+		if c != ' ' {
 			return "", errAt(l.At(f), CodeNotNumber, s,
 				fmt.Sprintf("%q não é numérico: o campo leva só dígitos (tipo N)", s),
 				fmt.Sprintf("%q is not numeric: the field holds digits only (type N)", s))
 		}
+		spaces++
 	}
-	if blank {
+	switch {
+	case spaces == len(s):
 		return "", nil
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] == ' ' {
-			return "", errAt(l.At(f), CodeNotNumber, s,
-				fmt.Sprintf("%q não é numérico: campos numéricos são preenchidos com zeros à esquerda, sem brancos", s),
-				fmt.Sprintf("%q is not numeric: numeric fields are zero-filled on the left, without blanks", s))
-		}
+	case spaces > 0:
+		return "", errAt(l.At(f), CodeNotNumber, s,
+			fmt.Sprintf("%q não é numérico: campos numéricos são preenchidos com zeros à esquerda, sem brancos", s),
+			fmt.Sprintf("%q is not numeric: numeric fields are zero-filled on the left, without blanks", s))
 	}
 	return s, nil
 }
@@ -213,6 +224,7 @@ type lineReader struct {
 	n      int
 	ending string // "\r\n" or "\n", from the first line
 	done   bool
+	strs   interface{ Bytes([]byte) string }
 }
 
 func newLineReader(r io.Reader) *lineReader {
@@ -284,14 +296,7 @@ func (lr *lineReader) next() (Line, error) {
 	}
 }
 
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
+func indexByte(b []byte, c byte) int { return bytes.IndexByte(b, c) }
 
 // decode makes a Line of raw bytes: ASCII as is; valid UTF-8 by rune;
 // anything else as Windows-1252, as ERPs write accents.
@@ -304,6 +309,9 @@ func (lr *lineReader) decode(b []byte) Line {
 		}
 	}
 	if ascii {
+		if lr.strs != nil {
+			return Line{N: lr.n, Text: lr.strs.Bytes(b)}
+		}
 		return Line{N: lr.n, Text: string(b)}
 	}
 	var rs []rune

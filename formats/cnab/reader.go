@@ -56,6 +56,9 @@ type Options struct {
 	Format     string // Format240, Format400 or "" (detected)
 	Bank       string // the bank the file must name ("" any the layouts know)
 	CompanyDoc string // the company's CNPJ/CPF the header must name, digits ("" not checked)
+	// Strings, when set, makes each line's text (formats passes its
+	// Arena: no allocation a line). Lines' texts must stay valid.
+	Strings interface{ Bytes([]byte) string } `yaml:"-"`
 }
 
 // Reader reads the titles of a remessa file, checking its structure as it
@@ -67,7 +70,10 @@ type Reader struct {
 	l      *Layout
 	is240  bool
 
-	peek    *Line
+	cur     Line // the line read last (read returns it)
+	peek    Line
+	hasPeek bool
+	title   Title // reused: a title is valid until the next call of Next
 	end     bool
 	batchNo string
 
@@ -115,6 +121,7 @@ func isDigits(b []byte) bool {
 // for the header's bank exists, the bank's table for CNAB 400.
 func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	rd := &Reader{lr: newLineReader(r), opt: opt}
+	rd.lr.strs = opt.Strings
 	first, err := rd.lr.next()
 	if err == io.EOF {
 		return nil, errAt(Pos{Line: 1}, CodeTruncated, "", "arquivo vazio", "empty file")
@@ -230,11 +237,7 @@ func (rd *Reader) Warnings() []*Error { return rd.warnings }
 
 // checkFixed checks every field the layout fixes on line l.
 func (rd *Reader) checkFixed(l *Line, title bool) *Error {
-	for i := range rd.l.Records[l.Rec] {
-		f := &rd.l.Records[l.Rec][i]
-		if f.Fixed == "" {
-			continue
-		}
+	for _, f := range rd.l.Fixed(l.Rec) {
 		if got := l.Get(f); got != f.Fixed {
 			e := errAt(l.At(f), CodeFixed, got,
 				fmt.Sprintf("'%s' onde o leiaute %s pede '%s'", got, rd.l.Name, f.Fixed),
@@ -330,33 +333,61 @@ func (rd *Reader) checkSeq(l *Line) *Error {
 
 // read returns the next line with its record key, checking its length.
 func (rd *Reader) read() (*Line, error) {
-	if rd.peek != nil {
-		l := rd.peek
-		rd.peek = nil
-		return l, nil
+	if rd.hasPeek {
+		rd.hasPeek = false
+		rd.cur = rd.peek
+		return &rd.cur, nil
 	}
-	l, err := rd.lr.next()
+	var err error
+	rd.cur, err = rd.lr.next()
 	if err != nil {
 		return nil, err
 	}
+	l := &rd.cur
 	if l.Len() != rd.l.LineLen {
-		return nil, rd.lengthErr(&l, rd.l.LineLen)
+		return nil, rd.lengthErr(l, rd.l.LineLen)
 	}
 	if rd.is240 {
-		l.Rec = l.Slice(8, 8)
-		if l.Rec == "3" {
-			l.Rec += l.Slice(14, 14)
-		}
+		l.Rec = recKey(l.byteAt(8), l.byteAt(14))
 	} else {
-		l.Rec = l.Slice(1, 1)
+		l.Rec = recKey(l.byteAt(1), 0)
 	}
-	return &l, nil
+	return l, nil
 }
 
-func (rd *Reader) unread(l *Line) { rd.peek = l }
+// unread makes the next read return l again (l is the line read last).
+func (rd *Reader) unread(l *Line) { rd.peek, rd.hasPeek = *l, true }
+
+// newTitle starts the reused title with its first line.
+func (rd *Reader) newTitle(first *Line) *Title {
+	t := &rd.title
+	t.Layout, t.Batch = rd.l, &rd.Header
+	t.Lines = append(t.Lines[:0], *first)
+	return t
+}
+
+// recOne and recThree are the record keys as constants ("1", "3P"), so a
+// line's key costs no allocation.
+var recOne, recThree = func() (one, three [256]string) {
+	for b := 0; b < 256; b++ {
+		one[b] = string([]byte{byte(b)})
+		three[b] = string([]byte{'3', byte(b)})
+	}
+	return
+}()
+
+// recKey is the key of a record of type r (segment s for type 3 of CNAB
+// 240; s is 0 for CNAB 400).
+func recKey(r, s byte) string {
+	if r == '3' && s != 0 {
+		return recThree[s]
+	}
+	return recOne[r]
+}
 
 // Next returns the next title, a *Error confined to a title (Title set:
 // call Next again) or a final error; io.EOF after the trailer checked out.
+// The title is reused: it is valid until the next call.
 func (rd *Reader) Next() (*Title, error) {
 	if rd.end {
 		return nil, io.EOF
@@ -594,7 +625,8 @@ func (rd *Reader) fileTrailer(l *Line) error {
 
 // title240 reads a title from its P segment: Q must follow; R and S may.
 func (rd *Reader) title240(p *Line) (*Title, error) {
-	t := &Title{Layout: rd.l, Lines: []Line{*p}, Batch: &rd.Header}
+	t := rd.newTitle(p)
+	p = &t.Lines[0] // the reader's line is overwritten by the next read
 	var bad *Error
 	if e := rd.checkFixed(p, true); e != nil {
 		bad = e
@@ -714,7 +746,7 @@ func (rd *Reader) next400() (*Title, error) {
 		rd.end = true
 		return nil, io.EOF
 	case "1":
-		t := &Title{Layout: rd.l, Lines: []Line{*l}, Batch: &rd.Header}
+		t := rd.newTitle(l)
 		bad := rd.checkFixed(l, true)
 		for {
 			n, err := rd.read()

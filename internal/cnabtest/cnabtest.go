@@ -4,7 +4,9 @@
 package cnabtest
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -69,25 +71,58 @@ type Title240 struct {
 // File240 builds a remessa of bank 341 (any FEBRABAN bank), company
 // 12.345.678/0001-95, NSA nsa, one batch of ts, with its trailers.
 func File240(nsa int, ts []Title240, eol string) string {
-	var lines []Line
+	var b strings.Builder
+	Write240(&b, nsa, len(ts), func(i int) Title240 { return ts[i] }, eol)
+	return b.String()
+}
+
+// BatchTitles is the most titles Write240 puts in one batch.
+const BatchTitles = 10_000
+
+// Write240 writes File240's file of n titles, title(i) each, as it goes
+// (for files too big to hold).
+func Write240(w io.Writer, nsa, n int, title func(i int) Title240, eol string) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	lines := 0
+	emit := func(l Line) {
+		bw.Write(l)
+		bw.WriteString(eol)
+		lines++
+	}
 	h := Blank(240).Put(1, 3, 341).Put(4, 7, 0).Put(8, 8, 0).Put(18, 18, 2).Put(19, 32, "12345678000195").
 		Put(33, 52, "CONVENIO123").Put(53, 57, 1234).Put(59, 70, 56789).Put(73, 102, "ESCOLA MODELO LTDA").
 		Put(103, 132, "BANCO ITAU SA").Put(143, 143, 1).Put(144, 151, "28112026").Put(152, 157, "101500").
 		Put(158, 163, nsa).Put(164, 166, 84).Put(167, 171, 0)
-	lines = append(lines, h)
-	lh := Blank(240).Put(1, 3, 341).Put(4, 7, 1).Put(8, 8, 1).Put(9, 9, "R").Put(10, 11, 1).Put(14, 16, 42).
-		Put(18, 18, 2).Put(19, 33, "012345678000195").Put(34, 53, "CONVENIO123").Put(74, 103, "ESCOLA MODELO LTDA").
-		Put(104, 143, "NAO RECEBER APOS 30 DIAS").Put(184, 191, nsa).Put(192, 199, "28112026")
-	lines = append(lines, lh)
-	seq := 0
+	emit(h)
+	// BatchTitles titles a batch at most: its sequence numbers have 5 digits
+	batch, seq, batchTitles := 0, 0, 0
 	var sum int64
-	for _, t := range ts {
+	closeBatch := func() {
+		lt := Blank(240).Put(1, 3, 341).Put(4, 7, batch).Put(8, 8, 5).Put(18, 23, seq+2).Put(24, 29, batchTitles).Put(30, 46, sum)
+		emit(lt)
+	}
+	openBatch := func() {
+		batch++
+		seq, batchTitles, sum = 0, 0, 0
+		lh := Blank(240).Put(1, 3, 341).Put(4, 7, batch).Put(8, 8, 1).Put(9, 9, "R").Put(10, 11, 1).Put(14, 16, 42).
+			Put(18, 18, 2).Put(19, 33, "012345678000195").Put(34, 53, "CONVENIO123").Put(74, 103, "ESCOLA MODELO LTDA").
+			Put(104, 143, "NAO RECEBER APOS 30 DIAS").Put(184, 191, nsa).Put(192, 199, "28112026")
+		emit(lh)
+	}
+	openBatch()
+	for i := 0; i < n; i++ {
+		if batchTitles == BatchTitles {
+			closeBatch()
+			openBatch()
+		}
+		batchTitles++
+		t := title(i)
 		seq++
 		seg := "P"
 		if t.SegOver != "" {
 			seg = t.SegOver
 		}
-		p := Blank(240).Put(1, 3, 341).Put(4, 7, 1).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, seg).Put(16, 17, t.Mov).
+		p := Blank(240).Put(1, 3, 341).Put(4, 7, batch).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, seg).Put(16, 17, t.Mov).
 			Put(18, 22, 1234).Put(24, 35, 56789).Put(38, 57, t.Nosso).Put(58, 58, 1).Put(63, 77, t.Seu).
 			Put(78, 85, t.Due).Put(86, 100, t.Cents).Put(107, 108, 4).Put(109, 109, "N").Put(110, 117, "28112026").
 			Put(118, 118, t.JurosCod).Put(127, 141, t.JurosVal).Put(151, 165, t.Desc1).Put(181, 195, t.Abat).
@@ -95,38 +130,32 @@ func File240(nsa int, ts []Title240, eol string) string {
 		if t.RawDueFix != "" {
 			p.Put(78, 85, t.RawDueFix)
 		}
-		lines = append(lines, p)
+		emit(p)
 		sum += t.Cents
 		if !t.WithoutQ {
 			seq++
-			q := Blank(240).Put(1, 3, 341).Put(4, 7, 1).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, "Q").Put(16, 17, t.Mov).
+			q := Blank(240).Put(1, 3, 341).Put(4, 7, batch).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, "Q").Put(16, 17, t.Mov).
 				Put(18, 18, t.DocType).Put(19, 33, fmt.Sprintf("%015s", t.Doc)).Put(34, 73, t.Name).Put(74, 113, t.Street).
 				Put(114, 128, t.Hood).Put(129, 133, t.CEP[:5]).Put(134, 136, t.CEP[5:]).Put(137, 151, t.City).Put(152, 153, t.UF)
-			lines = append(lines, q)
+			emit(q)
 		}
 		if t.WithR {
 			seq++
-			r := Blank(240).Put(1, 3, 341).Put(4, 7, 1).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, "R").Put(16, 17, t.Mov).
+			r := Blank(240).Put(1, 3, 341).Put(4, 7, batch).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, "R").Put(16, 17, t.Mov).
 				Put(66, 66, t.MultaCod).Put(67, 74, 0).Put(75, 89, t.MultaVal).Put(100, 139, t.Msg3)
-			lines = append(lines, r)
+			emit(r)
 		}
 		if t.WithS {
 			seq++
-			s := Blank(240).Put(1, 3, 341).Put(4, 7, 1).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, "S").Put(16, 17, t.Mov).
+			s := Blank(240).Put(1, 3, 341).Put(4, 7, batch).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, "S").Put(16, 17, t.Mov).
 				Put(18, 18, 3).Put(19, 58, "MENSAGEM DE IMPRESSAO")
-			lines = append(lines, s)
+			emit(s)
 		}
 	}
-	lt := Blank(240).Put(1, 3, 341).Put(4, 7, 1).Put(8, 8, 5).Put(18, 23, seq+2).Put(24, 29, len(ts)).Put(30, 46, sum)
-	lines = append(lines, lt)
-	ft := Blank(240).Put(1, 3, 341).Put(4, 7, 9999).Put(8, 8, 9).Put(18, 23, 1).Put(24, 29, len(lines)+1)
-	lines = append(lines, ft)
-	var b strings.Builder
-	for _, l := range lines {
-		b.Write(l)
-		b.WriteString(eol)
-	}
-	return b.String()
+	closeBatch()
+	ft := Blank(240).Put(1, 3, 341).Put(4, 7, 9999).Put(8, 8, 9).Put(18, 23, batch).Put(24, 29, lines+1)
+	emit(ft)
+	return bw.Flush()
 }
 
 // OkTitle is a clean title for key k.
