@@ -160,15 +160,28 @@ func (m *Module) buildCarnet(req *carnetReq, p *auth.Principal, base string) (*C
 			return nil, errInternal
 		}
 		b.Customer, b.Configurations, b.Message, b.Discount = cust, conf, msg, disc
-		if cond != nil && i == 0 {
-			b.ConditionalDiscount = cond
-		}
+		b.ConditionalDiscount = parcelCondDiscount(cond, i+1)
 		cn.Parcels = append(cn.Parcels, &Charge{ID: id, Account: p.AccountID, CarnetID: cn.ID, Parcel: i + 1,
 			Total: values[i], Items: items, CreatedAt: now, DocToken: parcelDocToken(cn.DocToken, i+1),
 			Payment: &Payment{Method: MethodBillet, CreatedAt: now, Message: msg, Billet: b}})
 		cn.Value += values[i]
 	}
 	return cn, nil
+}
+
+// parcelCondDiscount is the conditional discount parcel n of a carnet whose
+// conditional_discount is cond gets: rules.CarnetParcelDiscount, the
+// carnet's one until_date for every parcel (docs/discounts.md).
+func parcelCondDiscount(cond *ConditionalDiscount, n int) *ConditionalDiscount {
+	if cond == nil {
+		return nil
+	}
+	until, err := rules.ParseISODate(cond.UntilDate)
+	if err != nil {
+		return nil
+	}
+	d := rules.CarnetParcelDiscount(&rules.SlipConditionalDiscount{Type: cond.Type, Value: cond.Value, Until: until}, n)
+	return &ConditionalDiscount{Type: d.Type, Value: d.Value, UntilDate: rules.FormatISODate(d.Until)}
 }
 
 func (m *Module) hCarnetGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) *Error {

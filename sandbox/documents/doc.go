@@ -205,6 +205,67 @@ func percent(v int64, scale int) string {
 	return s
 }
 
+// conditionalUntil is the last day of the slip's conditional discount (a
+// discount with an Until), if it has one.
+func (s Slip) conditionalUntil() (time.Time, bool) {
+	for _, d := range s.Discounts {
+		if !d.Until.IsZero() {
+			return d.Until, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// hasConditional reports whether a parcel of c has a conditional discount.
+func (c Carnet) hasConditional() bool {
+	for _, p := range c.Parcels {
+		if _, ok := p.conditionalUntil(); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// discountLine is the cover's sentence on the conditional discount: when
+// every discounted parcel shares one last day (a carnet's one until_date,
+// docs/discounts.md), that it is one date for the whole carnet and which
+// parcel it falls before; "" when no parcel has one or the dates differ (the
+// parcels table then shows each).
+func (c Carnet) discountLine() string {
+	var d *Discount
+	for i := range c.Parcels {
+		for k := range c.Parcels[i].Discounts {
+			x := &c.Parcels[i].Discounts[k]
+			if x.Until.IsZero() {
+				continue
+			}
+			if d != nil && (x.Until != d.Until || x.Value != d.Value || x.Type != d.Type) {
+				return ""
+			}
+			d = x
+		}
+	}
+	if d == nil {
+		return ""
+	}
+	amount := rules.FormatBRL(d.Value)
+	if d.Type == "percentage" {
+		amount = percent(d.Value, 2) + "%"
+	}
+	var before []int // parcels due on or after the last day of the discount
+	for _, p := range c.Parcels {
+		if !p.DueDate.Before(d.Until) {
+			before = append(before, p.Parcel)
+		}
+	}
+	line := fmt.Sprintf("Desconto de %s para pagamento até %s: uma só data para todas as parcelas do carnê.", amount, formatDate(d.Until))
+	if len(before) > 1 {
+		line += fmt.Sprintf(" Nas parcelas %d a %d, o desconto só vale se pagas até %s, antes do vencimento.",
+			before[1], before[len(before)-1], formatDate(d.Until))
+	}
+	return line
+}
+
 // Instructions returns the instruction lines printed on the slip: fine,
 // interest, discounts, then the charge's message lines.
 func (s Slip) Instructions() []string {

@@ -537,11 +537,24 @@ func (d *pdfDoc) carnetCover(c Carnet) {
 		d.text(x, y, w, "I", 10, c.Message)
 		y += 6
 	}
+	if line := c.discountLine(); line != "" {
+		y += 2
+		d.font("", 10)
+		for _, l := range d.SplitText(line, w) { // widths of the UTF-8 text: a little wide, never cut
+			d.text(x, y, w, "", 10, l)
+			y += 5
+		}
+	}
 	y += 6
 	d.text(x, y, 0, "B", 11, "Parcelas")
 	y += 3
 	cols := []float64{20, 35, 40, 75}
 	heads := []string{"Parcela", "Vencimento", "Valor", "Situação"}
+	disc := c.hasConditional()
+	if disc {
+		cols = []float64{20, 32, 36, 37, 45}
+		heads = []string{"Parcela", "Vencimento", "Valor", "Desconto até", "Situação"}
+	}
 	cx := x
 	for i, h := range heads {
 		d.field(cx, y, cols[i], 7, "", "", false, 0, "")
@@ -555,6 +568,12 @@ func (d *pdfDoc) carnetCover(c Carnet) {
 			break
 		}
 		vals := []string{p.parcelLabel(), formatDate(p.DueDate), money(p.ValueCents), statusLabel(p.Status)}
+		if disc {
+			vals = []string{p.parcelLabel(), formatDate(p.DueDate), money(p.ValueCents), "—", statusLabel(p.Status)}
+			if u, ok := p.conditionalUntil(); ok {
+				vals[3] = formatDate(u)
+			}
+		}
 		cx = x
 		for i, v := range vals {
 			d.Rect(cx, y, cols[i], 6.5, "D")
