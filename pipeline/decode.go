@@ -198,6 +198,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, ptr string) {
 			}
 		}
 		kp := ptr + "/" + escapePointer(k.Value)
+		d.pos[kp+keySuffix] = Pos{k.Line, k.Column}
 		if f == nil {
 			names := make([]string, 0, len(fs))
 			for _, f := range fs {

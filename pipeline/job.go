@@ -173,6 +173,19 @@ func (j *Job) Position(ptr string) Pos {
 	}
 }
 
+// keySuffix marks, in the positions map, the position of a mapping key
+// (the pointer without it is its value's).
+const keySuffix = "#key"
+
+// KeyPosition returns the job file position of the key of the field at ptr
+// (e.g. where "conditional_discount:" is written), or Position(ptr).
+func (j *Job) KeyPosition(ptr string) Pos {
+	if p, ok := j.pos[ptr+keySuffix]; ok {
+		return p
+	}
+	return j.Position(ptr)
+}
+
 // Defaults.
 const (
 	DefaultConcurrency    = 4

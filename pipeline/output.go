@@ -30,6 +30,9 @@ type ValidationReport struct {
 	Warnings    int          `json:"warnings"`
 	ExitCode    int          `json:"exit_code"`
 	JobProblems []JobProblem `json:"job_problems,omitempty"`
+	// JobWarnings are warnings about the job file itself (Job.JobWarnings),
+	// counted in Warnings.
+	JobWarnings []JobProblem `json:"job_warnings,omitempty"`
 	FileProblem *FileProblem `json:"file_problem,omitempty"`
 	Notes       []Note       `json:"notes"`
 }
@@ -103,6 +106,8 @@ func NewValidationReport(jobPath string, job *Job, v *Validation, err error) *Va
 	if v != nil {
 		s := v.Summary
 		r.Rows, r.Accepted, r.Refused, r.Errors, r.Warnings = s.Rows, s.Accepted, s.Refused, s.Errors, s.Warnings
+		r.JobWarnings = job.JobWarnings(jobPath)
+		r.Warnings += len(r.JobWarnings)
 		r.Input = &InputInfo{File: job.Spec.Input.File, Format: s.Source.Format, Sheet: s.Source.Sheet, Encoding: s.Source.Encoding, Delimiter: s.Source.Delimiter, Headers: s.Source.Headers}
 		for _, n := range v.Notes {
 			n.File = job.Spec.Input.File
@@ -149,6 +154,9 @@ func (r *ValidationReport) WriteText(w io.Writer, lang string) error {
 			fmt.Fprintf(w, t(", aba %s", ", sheet %s"), r.Input.Sheet)
 		}
 		fmt.Fprintln(w, ")")
+	}
+	for _, jw := range r.JobWarnings {
+		fmt.Fprintf(w, "  %s %s\n", t("AVISO", "WARN "), jw.Localized(lang))
 	}
 	for _, n := range r.Notes {
 		sev := t("ERRO ", "ERROR")

@@ -46,6 +46,13 @@ type Plan struct {
 	// rows repeat an earlier run's key and due date. Filled by the run
 	// package, which keeps that folder.
 	Earlier []string `json:"earlier,omitempty"`
+	// JobWarnings are warnings about the job file itself (Job.JobWarnings).
+	JobWarnings []JobProblem `json:"job_warnings,omitempty"`
+	// DiscountWindows says which carnet parcels get which conditional
+	// discount window (at most 12 distinct; MoreDiscountWindows counts the
+	// carnets of the others).
+	DiscountWindows     []DiscountWindow `json:"discount_windows,omitempty"`
+	MoreDiscountWindows int              `json:"more_discount_windows,omitempty"`
 }
 
 // PlanIssue counts what will be issued.
@@ -182,6 +189,7 @@ func (b *PlanBuilder) Add(it *Item) {
 		for _, pp := range it.Parcels {
 			p.Totals.ByDueMonth[pp.DueDate.Format("2006-01")] += pp.ValueCents
 		}
+		b.addDiscountWindow(it.Carnet)
 	case it.Slip != nil:
 		p.Issue.Slips++
 		p.Issue.Charges++
@@ -229,6 +237,9 @@ func (b *PlanBuilder) Done(jobPath string, s *Summary) *Plan {
 	p := b.p
 	p.Job = jobPath
 	p.Rows, p.Refused, p.Warnings = s.Rows, s.Refused, s.Warnings
+	p.JobWarnings = b.job.JobWarnings(jobPath)
+	p.Warnings += len(p.JobWarnings)
+	sortDiscountWindows(p.DiscountWindows)
 	p.Totals.RefusedCents = s.RefusedCents
 	if b.cur != nil {
 		// the last batch's trailing comma was counted
@@ -342,6 +353,9 @@ func (p *Plan) WriteText(w io.Writer, lang string) error {
 	for _, e := range p.Earlier {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
+	for _, jw := range p.JobWarnings {
+		fmt.Fprintf(w, "  %s %s\n", t("AVISO", "WARN "), jw.Localized(lang))
+	}
 	if p.Refused > 0 {
 		if p.OnInvalid == "skip" {
 			fmt.Fprintln(w, t("  on_invalid: skip — as linhas recusadas serão relatadas e não emitidas", "  on_invalid: skip — refused rows will be reported and not issued"))
@@ -353,6 +367,16 @@ func (p *Plan) WriteText(w io.Writer, lang string) error {
 	switch p.Kind {
 	case results.Carnets:
 		fmt.Fprintf(w, t("  %d carnês com %d parcelas no total\n", "  %d carnets with %d parcels in all\n"), p.Issue.Carnets, p.Issue.Parcels)
+		if len(p.DiscountWindows) > 0 {
+			fmt.Fprintln(w, t("  Desconto condicional:", "  Conditional discount:"))
+			for _, dw := range p.DiscountWindows {
+				fmt.Fprintf(w, "    %s\n", dw.Text(lang))
+			}
+			if p.MoreDiscountWindows > 0 {
+				fmt.Fprintf(w, t("    e mais %s com outras datas\n", "    and %s with other dates\n"),
+					plural(p.MoreDiscountWindows, t("carnê", "carnet"), t("carnês", "carnets")))
+			}
+		}
 	case results.Boletos:
 		fmt.Fprintf(w, t("  %d boletos\n", "  %d slips\n"), p.Issue.Slips)
 	case results.Cobv:
