@@ -56,15 +56,11 @@ func (t *Terms) owedOn(face int64, parcel int, due, day time.Time) (discount, fi
 }
 
 // parcelDiscount is the conditional discount parcel n of a carnet gets
-// from the carnet's conditional_discount: the one rule the sandbox
-// applies (sandbox/charges, handlers_carnet.go), kept in one place here so
-// that it follows rules when the discount windows per parcel change
-// (issue 22 §4).
+// from the carnet's conditional_discount: rules.CarnetParcelDiscount, the
+// rule the sandbox applies when it creates the parcels (the carnet's one
+// until_date for every parcel; docs/discounts.md).
 func parcelDiscount(d *rules.SlipConditionalDiscount, n int) *rules.SlipConditionalDiscount {
-	if d == nil || n != 1 {
-		return nil
-	}
-	return d
+	return rules.CarnetParcelDiscount(d, n)
 }
 
 // The parts of a request the terms are read from (the journal keeps each
