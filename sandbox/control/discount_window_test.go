@@ -5,6 +5,8 @@ import (
 	"compress/zlib"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,6 +78,16 @@ func TestCarnetDiscountWindowPerParcel(t *testing.T) {
 	if n := strings.Count(text, "Desconto de 5% para pagamento até 05/03/2026."); n != 4 {
 		t.Errorf("the parcel instruction is printed %d times, want once on each of the 4 parcels; text:\n%s", n, text)
 	}
+	// The HTML cover says the same.
+	res, err := http.Get(cn.Cover)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cover, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if want := "Desconto de 5% para pagamento até 05/03/2026: uma só data para todas as parcelas do carnê. Nas parcelas 2 a 4, o desconto só vale se pagas até 05/03/2026, antes do vencimento."; res.StatusCode != 200 || !strings.Contains(string(cover), want) {
+		t.Errorf("HTML cover (%d) lacks %q:\n%s", res.StatusCode, want, cover)
+	}
 	if n := strings.Count(text, "05/03/2026"); n != 4+4+2 { // 4 instructions, 4 cells of the column, 2 in the cover's sentences
 		t.Errorf("05/03/2026 appears %d times, want 10; text:\n%s", n, text)
 	}
@@ -98,6 +110,11 @@ func servedPDFText(t *testing.T, url string) string {
 	res.Body.Close()
 	if res.StatusCode != 200 || !bytes.HasPrefix(body, []byte("%PDF-")) {
 		t.Fatalf("GET %s: %d %.20q, want a PDF", url, res.StatusCode, body)
+	}
+	if dir := os.Getenv("REMESSA_SAMPLE_DIR"); dir != "" { // to look at it
+		if err := os.WriteFile(filepath.Join(dir, "carnet-discount.pdf"), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var out []string
 	for _, m := range reStream.FindAllSubmatch(body, -1) {

@@ -86,6 +86,7 @@ type htmlCover struct {
 	Beneficiary, Payer string
 	Address            []string
 	Total, Created     string
+	Discount           string // Carnet.discountLine
 	Rows               [][4]string
 }
 
@@ -137,6 +138,7 @@ td.right { text-align: right; width: 46mm; }
 <p><b>Beneficiário:</b> {{.Beneficiary}}<br><b>Pagador:</b> {{.Payer}}{{range .Address}}<br>{{.}}{{end}}<br>
 <b>Parcelas:</b> {{len .Parcels}} · <b>Valor total:</b> {{.Total}}{{if .CustomID}} · <b>Identificador:</b> {{.CustomID}}{{end}}{{if .Created}} · <b>Emitido em:</b> {{.Created}}{{end}}</p>
 {{if .Message}}<p><i>{{.Message}}</i></p>{{end}}
+{{if .Discount}}<p class="discount">{{.Discount}}</p>{{end}}
 <table><tr><th>Parcela</th><th>Vencimento</th><th>Valor</th><th>Situação</th></tr>
 {{range .Rows}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td><td>{{index . 3}}</td></tr>{{end}}
 </table>
@@ -203,7 +205,7 @@ func RenderCarnetHTML(w io.Writer, c Carnet) error {
 
 func newHTMLCover(c Carnet) *htmlCover {
 	hc := &htmlCover{Carnet: c, Beneficiary: partyLine(c.Beneficiary), Payer: partyLine(c.Payer),
-		Address: formatAddress(c.Payer.Address), Created: formatDate(c.CreatedAt)}
+		Address: formatAddress(c.Payer.Address), Created: formatDate(c.CreatedAt), Discount: c.discountLine()}
 	var total int64
 	for _, p := range c.Parcels {
 		total += p.ValueCents
