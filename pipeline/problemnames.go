@@ -61,6 +61,7 @@ var problemNames = map[string][2]string{
 	"dados_sem_cabecalho":        {"Dados numa coluna sem cabeçalho (ignorados)", "Data in a column without a header (ignored)"},
 	"data_invalida":              {"Data inválida", "Invalid date"},
 	"data_serial_invalida":       {"Número de data do Excel fora do intervalo", "Excel date serial out of range"},
+	"desconto_carne":             {"Desconto do carnê: uma só data para todas as parcelas", "Carnet discount: one date for all parcels"},
 	"desconto_data":              {"Data do desconto ausente, duplicada ou depois do vencimento", "Discount date missing, doubled or after the due date"},
 	"desconto_datas":             {"Desconto modalidade 1 ou 2 sem 1 a 3 datas", "Desconto modalidade 1 or 2 without 1 to 3 dates"},
 	"documento_ausente":          {"CPF/CNPJ vazio", "CPF/CNPJ empty"},
