@@ -51,7 +51,7 @@ var funcs = template.FuncMap{
 
 func loadPages() (*pages, error) {
 	p := &pages{m: map[string]*template.Template{}}
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/steps.html")
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/steps.html", "templates/quemdeve.html")
 	if err != nil {
 		return nil, fmt.Errorf("modelos: %w", err)
 	}
@@ -61,7 +61,7 @@ func loadPages() (*pages, error) {
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(strings.TrimPrefix(f, "templates/"), ".html")
-		if name == "layout" || name == "steps" {
+		if name == "layout" || name == "steps" || name == "quemdeve" {
 			continue
 		}
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, f)

@@ -55,6 +55,11 @@ type situationView struct {
 	OK       bool
 	Problems []string
 	Aging    []agingRow
+	// who owes (quemdeve.go)
+	Owes      []owesRow
+	OwesCount int
+	OwesTotal int64
+	OwesMore  int
 }
 
 type agingRow struct {
@@ -83,5 +88,6 @@ func situation(dir string) *situationView {
 			v.Aging = append(v.Aging, agingRow{Bucket: b, Cents: a.Open + a.Overdue, Count: a.Charges})
 		}
 	}
+	v.owes(rc.WhoOwes)
 	return v
 }

@@ -12,14 +12,17 @@ import (
 	"testing"
 	"time"
 
+	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
 	"remessa/pipeline/status"
 	"remessa/reports/conciliacao"
+	"remessa/rules"
 )
 
-// bigRun writes a 100,000-row cobv run folder: results.json and a ledger
-// in which 30 % are paid (a tenth of them late, with fine and interest),
-// 2 % removed and 1 % refunded.
+// bigRun writes a 100,000-row cobv run folder: results.json, the journal
+// with each row's request (its terms) and a ledger in which 30 % are paid
+// (a tenth of them late, with fine and interest), 2 % removed and 1 %
+// refunded.
 func bigRun(tb testing.TB, n int) string {
 	tb.Helper()
 	dir := tb.TempDir()
@@ -40,6 +43,30 @@ func bigRun(tb testing.TB, n int) string {
 		tb.Fatal(err)
 	}
 	f.Close()
+	// the journal the run kept: each row's request, with the mensal
+	// sample's terms (multa 2 %, juros 1 % a month, R$ 10,00 off until 5
+	// days before the due date) and the payer's e-mail
+	jn, err := journal.Create(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	jrows := make([]journal.Row, 0, 1000)
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		due, _ := time.Parse("2006-01-02", row.DueDate)
+		req := fmt.Sprintf(`{"cobv":{"calendario":{"dataDeVencimento":%q,"validadeAposVencimento":30},"txid":%q,"devedor":{"cpf":%q,"nome":%q,"email":"pagador.%d@example.com"},`+
+			`"valor":{"original":%q,"multa":{"modalidade":2,"valorPerc":"2.00"},"juros":{"modalidade":3,"valorPerc":"1.00"},"desconto":{"modalidade":1,"descontoDataFixa":[{"data":%q,"valorPerc":"10.00"}]}},`+
+			`"chave":"financeiro@associacao.example.com","solicitacaoPagador":"Mensalidade associação - associado %s"}}`,
+			row.DueDate, row.Txid, row.PayerDoc, row.PayerName, i, rules.FormatPixAmount(row.AmountCents), due.AddDate(0, 0, -5).Format("2006-01-02"), row.Key)
+		jrows = append(jrows, journal.Row{Index: i, Key: row.Key, State: "done", Info: json.RawMessage(`{}`), Req: json.RawMessage(req)})
+		if len(jrows) == cap(jrows) || i == len(r.Rows)-1 {
+			if err := jn.Tx(context.Background(), func(tx *journal.Tx) error { return tx.AddRows(jrows) }); err != nil {
+				tb.Fatal(err)
+			}
+			jrows = jrows[:0]
+		}
+	}
+	jn.Close()
 	l, err := status.OpenLedger(dir)
 	if err != nil {
 		tb.Fatal(err)

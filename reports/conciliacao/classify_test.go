@@ -1,9 +1,13 @@
 package conciliacao_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xuri/excelize/v2"
 
 	"remessa/pipeline/results"
 	"remessa/pipeline/status"
@@ -112,6 +116,48 @@ func TestPartialPaymentIsShortNotDiscount(t *testing.T) {
 	if d.Key != "2027-002" || d.Email != "joao@example.com" || d.Overdue != 1 || len(d.Parcels) != 1 || d.Parcels[0] != 3 ||
 		d.Face != 98000 || d.FineInterest != 1960+1132 || d.Short != 125000 || d.Total != 98000+3092+125000 || d.DaysLate != 35 || d.OldestDue != "2027-01-11" {
 		t.Errorf("who owes: %+v", d)
+	}
+	// every format has who owes, in words for an accountant
+	dir := t.TempDir()
+	if _, err := conciliacao.Write(dir, r, "pt"); err != nil {
+		t.Fatal(err)
+	}
+	x, err := excelize.OpenFile(filepath.Join(dir, "conciliacao.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := x.GetRows("Quem deve")
+	x.Close()
+	if len(rows) != 2 || rows[1][1] != "2027-002" || rows[1][3] != "joao@example.com" || rows[1][6] != "3" || rows[1][12] != "11/01/2027" {
+		t.Errorf("the Quem deve sheet: %q", rows)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "conciliacao-quem-deve.csv"))
+	if want := "3;2027-002;João Lima;joao@example.com;;1;3;980,00;30,92;1250,00;2260,92;35;11/01/2027\r\n"; !strings.Contains(string(raw), want) {
+		t.Errorf("conciliacao-quem-deve.csv lacks %q:\n%s", want, raw)
+	}
+	js, _ := os.ReadFile(filepath.Join(dir, "conciliacao.json"))
+	if !strings.Contains(string(js), `"who_owes":[{"source_row":3,"key":"2027-002"`) || !strings.Contains(string(js), `"as_of":"2027-02-15"`) ||
+		!strings.Contains(string(js), `"short_cents":125000`) {
+		t.Errorf("conciliacao.json lacks who owes, the ISO as_of or the paid short")
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "conciliacao.html"))
+	for _, want := range []string{"Posição em 15/02/2027", "15/02/2027 10:00 (horário de Brasília)", "Quem deve", "R$ 2.260,92", "jan/2027", "Pago a menor"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("conciliacao.html lacks %q", want)
+		}
+	}
+	if strings.Contains(string(html), "2027-02-15") || strings.Contains(string(html), "T13:00") {
+		t.Errorf("conciliacao.html shows an ISO date or time")
+	}
+	en := t.TempDir()
+	if _, err := conciliacao.Write(en, r, "en"); err != nil {
+		t.Fatal(err)
+	}
+	html, _ = os.ReadFile(filepath.Join(en, "conciliacao.html"))
+	for _, want := range []string{"Who owes", "Paid short", "Jan 2027", "São Paulo time"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the English conciliacao.html lacks %q", want)
+		}
 	}
 }
 

@@ -610,7 +610,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;colo
 h1{font-size:1.5rem}h2{font-size:1.1rem;margin-top:2rem;border-bottom:1px solid #dde3ea;padding-bottom:.3rem}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{padding:.35rem .5rem;border-bottom:1px solid #e6ebf0;text-align:left}
-th{background:#eef2f6}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{background:#eef2f6}table.totals{width:auto;min-width:50%}table.totals th{background:none;font-weight:400}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .ok{background:#e6f4ee;color:#0b6e4f;padding:.6rem 1rem;border-radius:6px;font-weight:700}
 .bad{background:#fdecea;color:#b42318;padding:.6rem 1rem;border-radius:6px;font-weight:700}
 .bad ul{margin:.4rem 0 0;padding-left:1.2rem;font-weight:400}
@@ -624,11 +624,20 @@ th{background:#eef2f6}td.n,th.n{text-align:right;font-variant-numeric:tabular-nu
 <p class="muted small">{{.T "identity"}}</p>
 {{if .R.Notes}}<ul class="muted small">{{range .R.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>{{.T "totals"}}</h2>
-<div class="scroll"><table><tr><th class="n">{{.T "charges"}}</th><th class="n">{{.T "expected"}}</th><th class="n">{{.T "received"}}</th><th class="n">{{.T "open"}}</th><th class="n">{{.T "overdue"}}</th><th class="n">{{.T "cancelled"}}</th><th class="n">{{.T "refunded"}}</th><th class="n">{{.T "fine_interest"}}</th><th class="n">{{.T "discount"}}</th><th class="n">{{.T "short"}}</th><th class="n">{{.T "over"}}</th></tr>
-{{with .R.Totals}}<tr><td class="n">{{.Charges}}</td><td class="n">{{brl .Expected}}</td><td class="n">{{brl .Received}}</td><td class="n calm">{{brl .Open}}</td><td class="n late">{{brl .Overdue}}</td><td class="n">{{brl .Cancelled}}</td><td class="n">{{brl .Refunded}}</td><td class="n">{{brl .FineInterest}}</td><td class="n">{{brl .Discount}}</td><td class="n late">{{brl .Short}}</td><td class="n">{{brl .Over}}</td></tr>{{end}}</table></div>
+<table class="totals">{{with .R.Totals}}<tr><th>{{$.T "charges"}}</th><td class="n">{{.Charges}}</td></tr>
+<tr><th>{{$.T "expected"}}</th><td class="n">{{brl .Expected}}</td></tr>
+<tr><th>{{$.T "received"}}</th><td class="n">{{brl .Received}}</td></tr>
+<tr><th>{{$.T "open"}}</th><td class="n calm">{{brl .Open}}</td></tr>
+<tr><th>{{$.T "overdue"}}</th><td class="n late">{{brl .Overdue}}</td></tr>
+<tr><th>{{$.T "cancelled"}}</th><td class="n">{{brl .Cancelled}}</td></tr>
+<tr><th>{{$.T "refunded"}}</th><td class="n">{{brl .Refunded}}</td></tr>
+<tr><th>{{$.T "fine_interest"}}</th><td class="n">{{brl .FineInterest}}</td></tr>
+<tr><th>{{$.T "discount"}}</th><td class="n">{{brl .Discount}}</td></tr>
+<tr><th>{{$.T "short"}}</th><td class="n{{if .Short}} late{{end}}">{{brl .Short}}</td></tr>
+<tr><th>{{$.T "over"}}</th><td class="n">{{brl .Over}}</td></tr>{{end}}</table>
 <h2 id="quem-deve">{{.T "who_owes"}}</h2>
-{{if .Owes}}<div class="scroll"><table><tr><th>{{.T "payer"}}</th><th>{{.T "key"}}</th><th>{{.T "email"}} / {{.T "phone"}}</th><th class="n">{{.T "overdue_n"}}</th><th class="n">{{.T "face"}}</th><th class="n">{{.T "fine_today"}}</th><th class="n">{{.T "short"}}</th><th class="n">{{.T "total_owed"}}</th><th class="n">{{.T "days_late"}}</th></tr>
-{{range .Owes}}<tr><td>{{.Payer}}</td><td>{{.Key}}</td><td class="small">{{.Email}}{{if and .Email .Phone}}<br>{{end}}{{.Phone}}</td><td class="n">{{.Overdue}}{{if .Parcels}} <span class="muted small">({{.ParcelText}})</span>{{end}}</td><td class="n">{{brl .Face}}</td><td class="n">{{brl .FineInterest}}</td><td class="n">{{brl .Short}}</td><td class="n owes late">{{brl .Total}}</td><td class="n">{{.DaysLate}}</td></tr>{{end}}</table></div>
+{{if .Owes}}<div class="scroll"><table><tr><th>{{.T "payer"}}</th><th class="n">{{.T "overdue_n"}}</th><th class="n">{{.T "face"}}</th><th class="n">{{.T "fine_today"}}</th><th class="n">{{.T "short"}}</th><th class="n">{{.T "total_owed"}}</th><th class="n">{{.T "days_late"}}</th></tr>
+{{range .Owes}}<tr><td><b>{{.Payer}}</b> <span class="muted">{{.Key}}</span>{{if or .Email .Phone}}<br><span class="small">{{.Email}}{{if and .Email .Phone}} · {{end}}{{.Phone}}</span>{{end}}</td><td class="n">{{.Overdue}}{{if .Parcels}} <span class="muted small">({{.ParcelText}})</span>{{end}}</td><td class="n">{{brl .Face}}</td><td class="n">{{brl .FineInterest}}</td><td class="n">{{brl .Short}}</td><td class="n owes late">{{brl .Total}}</td><td class="n">{{.DaysLate}}</td></tr>{{end}}</table></div>
 {{if .MoreOwes}}<p class="muted small">{{.MoreOwesText}}</p>{{end}}{{else}}<p class="muted">{{.T "nobody_owes"}}</p>{{end}}
 <h2>{{.T "chart_month"}}</h2>
 <div class="chart"><svg viewBox="0 0 1000 {{.MonthH}}" role="img" aria-label="{{.T "chart_month"}}">
