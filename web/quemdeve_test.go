@@ -51,6 +51,7 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 	if _, err := (&control.Client{BaseURL: rn.URL}).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
 		t.Fatal(err)
 	}
+	c.http.Timeout = 3 * time.Minute // a busy machine under -race
 	if r = c.postForm("/execucoes/1/situacao", nil); r.Status != http.StatusOK || !strings.Contains(r.Body, "Totais conferem ao centavo") {
 		t.Fatalf("refresh: %d", r.Status)
 	}
