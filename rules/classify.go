@@ -22,10 +22,16 @@ type PaymentClass struct {
 // day (SlipAmountDue's Discount and Fine+Interest, or CobvAmountDue's
 // Abatimento+Desconto and Multa+Juros). What is below the owed amount is
 // paid short, what is above it paid over: a partial payment is never a
-// discount, and an overpayment never fine or interest.
+// discount, and an overpayment never fine or interest. A discount is
+// earned only by paying what is owed with it: a payment short of that
+// (inside the discount window) gets none, and is short of the value
+// without it.
 func ClassifyPayment(face, discount, fineInterest, paid int64) PaymentClass {
 	c := PaymentClass{Face: face, Discount: discount, FineInterest: fineInterest, Paid: paid}
-	c.Owed = face - discount + fineInterest
+	if paid < face-discount+fineInterest {
+		c.Discount = 0
+	}
+	c.Owed = face - c.Discount + fineInterest
 	if paid < c.Owed {
 		c.Short = c.Owed - paid
 	} else {

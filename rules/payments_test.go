@@ -479,6 +479,7 @@ func TestClassifyPayment(t *testing.T) {
 	}{
 		{"paid R$ 100,00 of it, on time", 135000, 0, 0, 10000, 135000, 125000, 0},
 		{"early with 5 % off", 135000, 6750, 0, 128250, 128250, 0, 0},
+		{"early but R$ 1.000,00 only: no discount", 135000, 6750, 0, 100000, 135000, 35000, 0},
 		{"late, fine 27,00 and interest 4,46", 135000, 0, 3146, 138146, 138146, 0, 0},
 		{"late, paid the face value only", 135000, 0, 3146, 135000, 138146, 3146, 0},
 		{"paid R$ 10,00 over", 135000, 0, 0, 136000, 135000, 0, 1000},

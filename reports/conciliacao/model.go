@@ -297,6 +297,9 @@ func verify(l *Line, t *Terms) string {
 			}
 		}
 	}
+	if l.Paid < owed && disc > 0 { // short inside the window: the discount was not earned
+		owed, disc = owed+disc, 0
+	}
 	short, over := max(owed-l.Paid, 0), max(l.Paid-owed, 0)
 	if l.Discount == disc && l.FineInterest == fi && l.Short == short && l.Over == over && l.Owed == owed {
 		return ""
