@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"remessa/pipeline/results"
-	"remessa/reports/conciliacao"
 	"remessa/sandbox/control"
 )
 
 // TestQuemDeveOnRunPage: the school's carnets issued through the desk
 // (fine 2 %, interest 0,033 % a day); Cláudia (row 0) pays R$ 100,00 of
-// her first parcel of R$ 980,00 and "Atualizar situação" runs; then the
-// reconciliation is written as of 20/01/2027 (41 days after the first due
-// date, 10 after the second) and the run's page lists who owes, the
-// largest amount first, in a real browser at 1280 and 390 px.
+// her first parcel of R$ 980,00; then the
+// service's clock moves to 20/01/2027 (41 days after the first due date,
+// 10 after the second), "Atualizar situação" again, and the run's page
+// lists who owes as of the service's day, the largest amount first, in a
+// real browser at 1280 and 390 px.
 func TestQuemDeveOnRunPage(t *testing.T) {
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
@@ -48,18 +48,18 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := int64(10000)
-	if _, err := (&control.Client{BaseURL: rn.URL}).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
+	ctl := &control.Client{BaseURL: rn.URL}
+	if _, err := ctl.PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
+		t.Fatal(err)
+	}
+	// the service's clock moves to 20/01/2027: every carnet's parcels 1 and
+	// 2 are overdue (41 and 10 days); Cláudia also paid 880,00 short
+	if _, err := ctl.Advance(context.Background(), control.AdvanceRequest{To: "2027-01-20"}); err != nil {
 		t.Fatal(err)
 	}
 	c.http.Timeout = 3 * time.Minute // a busy machine under -race
 	if r = c.postForm("/execucoes/1/situacao", nil); r.Status != http.StatusOK || !strings.Contains(r.Body, "Totais conferem ao centavo") {
 		t.Fatalf("refresh: %d", r.Status)
-	}
-	// as of 20/01/2027: every carnet's parcels 1 and 2 are overdue (41 and
-	// 10 days); Cláudia also paid 880,00 short
-	asOf := time.Date(2027, 1, 20, 0, 0, 0, 0, time.UTC)
-	if _, _, err := conciliacao.WriteRun(context.Background(), run.Dir, asOf, "pt"); err != nil {
-		t.Fatal(err)
 	}
 	ctx := newBrowser(t)
 	browserAcceptLanguage(t, ctx, "pt-BR,pt;q=0.9")

@@ -82,9 +82,13 @@ func Summarize(cs []Charge, today time.Time) Summary {
 		case StateRefunded:
 			s.Refunded.add(c.RefundCents)
 		case StateCancelled:
-			s.Cancel.add(c.ValueCents)
+			if !ServiceSaysOverdue(c.Status) {
+				s.Cancel.add(c.ValueCents)
+				break
+			}
+			s.Overdue.add(c.ValueCents) // a payment link the service says expired: unpaid
 		default:
-			if c.Due < day {
+			if c.Due < day || ServiceSaysOverdue(c.Status) {
 				s.Overdue.add(c.ValueCents)
 			} else {
 				s.Open.add(c.ValueCents)
@@ -95,6 +99,13 @@ func Summarize(cs []Charge, today time.Time) Summary {
 }
 
 func (t *Tally) add(c int64) { t.Count++; t.Cents += c }
+
+// ServiceSaysOverdue reports whether the service's own word for an unpaid
+// charge says it is past due (`unpaid`: a slip the day after its due date;
+// `expired`: a payment link past its date). When the service's word is
+// further along than the dates say (its clock ahead of the day we count
+// from), the service wins: the charge is overdue.
+func ServiceSaysOverdue(status string) bool { return status == "unpaid" || status == "expired" }
 
 // listing is how many items a list call asks for (the most the APIs give).
 const listing = 1000

@@ -194,3 +194,30 @@ func TestCheckCatchesABrokenClassification(t *testing.T) {
 		t.Errorf("the sums should still close (only the classification is wrong):\n%s", all)
 	}
 }
+
+// TestServiceWordWins: the service says unpaid (or a link expired) while
+// the dates, as of the day counted from, say not yet due: overdue, in the
+// reconciliation and in status's summary alike.
+func TestServiceWordWins(t *testing.T) {
+	res := &results.Results{Run: results.RunInfo{ID: "r1", Kind: results.Boletos}}
+	cs := []status.Charge{
+		{Key: "charge:1", SourceRow: 2, ChargeID: 1, Due: "2027-01-11", ValueCents: 15000, State: status.StateOpen, Status: "unpaid"},
+		{Key: "charge:2", SourceRow: 3, RowIndex: 1, ChargeID: 2, Due: "2027-01-11", ValueCents: 9990, State: status.StateCancelled, Status: "expired"},
+		{Key: "charge:3", SourceRow: 4, RowIndex: 2, ChargeID: 3, Due: "2027-01-11", ValueCents: 5000, State: status.StateOpen, Status: "waiting"},
+	}
+	asOf := civil("2027-01-11") // the due date itself: not yet overdue by the dates
+	r := conciliacao.Build(res, cs, nil, "", asOf)
+	if r.Totals.Overdue != 15000+9990 || r.Totals.Open != 5000 || r.Totals.Cancelled != 0 || r.Aging[conciliacao.Bucket30].Overdue != 24990 {
+		t.Errorf("totals %+v, aging %+v; want 249,90 overdue by the service's word, 50,00 not yet due", r.Totals, r.Aging)
+	}
+	if r.Lines[0].DaysLate != 1 || r.Lines[0].State != "overdue" {
+		t.Errorf("line 1: %+v", r.Lines[0])
+	}
+	if !r.Reconcile.OK {
+		t.Errorf("does not reconcile: %v", r.Reconcile.Problems)
+	}
+	s := status.Summarize(cs, asOf)
+	if s.Overdue.Cents != 24990 || s.Open.Cents != 5000 || s.Cancel.Cents != 0 {
+		t.Errorf("status's summary: overdue %+v, open %+v, cancelled %+v", s.Overdue, s.Open, s.Cancel)
+	}
+}

@@ -241,7 +241,7 @@ func line(c *status.Charge, t *Terms, today time.Time) Line {
 		l.PaidOn = paidDay(c.PaidAt)
 		pc := rules.ClassifyPayment(c.ValueCents, 0, 0, l.Paid)
 		l.Owed, l.Short, l.Over = pc.Owed, pc.Short, pc.Over
-	case c.State == status.StateCancelled && c.Status != "expired":
+	case c.State == status.StateCancelled && !status.ServiceSaysOverdue(c.Status):
 	default:
 		// unpaid (a link the service says expired is unpaid too)
 		l.State = status.StateOpen
@@ -252,7 +252,7 @@ func line(c *status.Charge, t *Terms, today time.Time) Line {
 		if !due.IsZero() {
 			days = rules.DaysBetween(due, today)
 		}
-		if days > 0 || c.Status == "unpaid" || c.Status == "expired" {
+		if days > 0 || status.ServiceSaysOverdue(c.Status) {
 			l.State = "overdue"
 			l.DaysLate = max(days, 1)
 			if t != nil && !due.IsZero() {
