@@ -1,0 +1,115 @@
+package cnab
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/text/encoding/charmap"
+)
+
+// Record is one line being written in a layout: fields are set by name,
+// formatted as the table says (N right-aligned with zeros, A left-aligned
+// with blanks; dates DDMMAAAA or DDMMAA; values with their decimals), fixed
+// fields carry their fixed value, unlisted positions are blank.
+type Record struct {
+	l    *Layout
+	rec  string
+	line []byte
+}
+
+// NewRecord starts record rec of layout l.
+func NewRecord(l *Layout, rec string) (*Record, error) {
+	fs, ok := l.Records[rec]
+	if !ok {
+		return nil, fmt.Errorf("cnab: layout %s has no record %q", l.Name, rec)
+	}
+	r := &Record{l: l, rec: rec, line: []byte(strings.Repeat(" ", l.LineLen))}
+	for i := range fs {
+		f := &fs[i]
+		switch {
+		case f.Fixed != "":
+			copy(r.line[f.Start-1:f.End], f.Fixed)
+		case f.Num:
+			copy(r.line[f.Start-1:f.End], strings.Repeat("0", f.Width()))
+		}
+	}
+	return r, nil
+}
+
+func (r *Record) field(name string) (*Field, error) {
+	f := r.l.Field(r.rec, name)
+	if f == nil {
+		return nil, fmt.Errorf("cnab: record %s of layout %s has no field %q", r.rec, r.l.Name, name)
+	}
+	return f, nil
+}
+
+// Text sets a field: text is upper-cased, accents written in Windows-1252
+// (one byte a position, as ERPs read them), cut to the field's width; a
+// numeric field takes digits only, right-aligned.
+func (r *Record) Text(name, v string) error {
+	f, err := r.field(name)
+	if err != nil {
+		return err
+	}
+	if f.Num {
+		for i := 0; i < len(v); i++ {
+			if v[i] < '0' || v[i] > '9' {
+				return fmt.Errorf("cnab: %s.%s is numeric: %q", r.rec, name, v)
+			}
+		}
+		if len(v) > f.Width() {
+			return fmt.Errorf("cnab: %s.%s: %q is wider than %d positions", r.rec, name, v, f.Width())
+		}
+		copy(r.line[f.Start-1:f.End], strings.Repeat("0", f.Width()-len(v))+v)
+		return nil
+	}
+	b := make([]byte, 0, f.Width())
+	for _, c := range strings.ToUpper(v) {
+		if len(b) == f.Width() {
+			break
+		}
+		x, ok := charmap.Windows1252.EncodeRune(c)
+		if !ok || x < 0x20 {
+			x = '?'
+		}
+		b = append(b, x)
+	}
+	for len(b) < f.Width() {
+		b = append(b, ' ')
+	}
+	copy(r.line[f.Start-1:f.End], b)
+	return nil
+}
+
+// Int sets a numeric field to n (for a value field, n is in its smallest
+// unit: cents for v2).
+func (r *Record) Int(name string, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("cnab: %s.%s: negative %d", r.rec, name, n)
+	}
+	return r.Text(name, strconv.FormatInt(n, 10))
+}
+
+// Date sets a date field (zero time: zeros).
+func (r *Record) Date(name string, t time.Time) error {
+	f, err := r.field(name)
+	if err != nil {
+		return err
+	}
+	if t.IsZero() {
+		return r.Text(name, "")
+	}
+	switch f.Format {
+	case "data8":
+		return r.Text(name, t.Format("02012006"))
+	case "data6":
+		return r.Text(name, t.Format("020106"))
+	}
+	return fmt.Errorf("cnab: %s.%s is not a date (%q)", r.rec, name, f.Format)
+}
+
+// Bytes returns the line, without its line ending.
+func (r *Record) Bytes() []byte { return r.line }
