@@ -474,7 +474,11 @@ func (c *checker) checkDiscounts(d *DiscountSpec, cd *ConditionalDiscountSpec, b
 	if cd != nil {
 		c.prep(&cd.Value, base+"/conditional_discount/value", pPercentOrMoney(cd.Type == "percentage", cd.Type == "currency", "desconto condicional", "conditional discount"))
 		c.prep(&cd.UntilDate, base+"/conditional_discount/until_date", c.pDate())
-		if cd.UntilDate.Set == (cd.DaysBeforeDue > 0) {
+		if cd.DaysBeforeDue < 0 {
+			c.fail(base+"/conditional_discount/days_before_due", "desconto_data",
+				fmt.Sprintf("desconto condicional: days_before_due deve ser um número positivo de dias antes do vencimento (recebido %d)", cd.DaysBeforeDue),
+				fmt.Sprintf("conditional discount: days_before_due must be a positive number of days before the due date (got %d)", cd.DaysBeforeDue))
+		} else if cd.UntilDate.Set == (cd.DaysBeforeDue > 0) {
 			c.fail(base+"/conditional_discount", "desconto_data",
 				"desconto condicional: informe until_date ou days_before_due (um dos dois)",
 				"conditional discount: give until_date or days_before_due (one of them)")

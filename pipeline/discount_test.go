@@ -130,3 +130,18 @@ func day(s string) time.Time {
 	}
 	return d
 }
+
+// A negative days_before_due is refused at its own line and column with
+// what was typed, not as a missing date.
+func TestNegativeDaysBeforeDue(t *testing.T) {
+	job := "version: 1\ninput: {file: in.csv}\nissue:\n  carnets:\n    repeats: 3\n    conditional_discount: {type: percentage, value: 5%, days_before_due: -3}\n"
+	r := runCase(t, job, map[string][]byte{"in.csv": []byte(baseHeader + "\n" + baseRows[0] + "\n")}, nil)
+	if len(r.JobProblems) != 1 {
+		t.Fatalf("job problems %+v, want one", r.JobProblems)
+	}
+	p := r.JobProblems[0]
+	if p.Code != "desconto_data" || p.Line != 6 || p.Pointer != "/issue/carnets/conditional_discount/days_before_due" ||
+		!strings.Contains(p.Message, "days_before_due deve ser um número positivo de dias antes do vencimento (recebido -3)") {
+		t.Errorf("problem %+v", p)
+	}
+}
