@@ -9,7 +9,7 @@ import (
 // and places the fields the reader depends on where the manuals print them.
 func TestLayouts(t *testing.T) {
 	names := Names()
-	for _, want := range []string{"febraban240-remessa", "febraban240-retorno", "bradesco400-remessa", "itau400-remessa"} {
+	for _, want := range []string{"febraban240-remessa", "febraban240-retorno", "bradesco400-remessa", "itau400-remessa", "bradesco400-retorno", "itau400-retorno"} {
 		l, err := Get(want)
 		if err != nil {
 			t.Fatalf("%s: %v (have %v)", want, err, names)
@@ -33,6 +33,11 @@ func TestLayouts(t *testing.T) {
 		{"bradesco400-remessa", "1", "sacado_nome", 235, 274},
 		{"itau400-remessa", "1", "sacado_cidade", 335, 349},
 		{"itau400-remessa", "2", "multa_valor", 11, 23},
+		{"bradesco400-retorno", "1", "valor_pago", 254, 266},
+		{"bradesco400-retorno", "1", "movimento", 109, 110},
+		{"bradesco400-retorno", "9", "qtd_06", 87, 91},
+		{"itau400-retorno", "1", "valor_pago", 254, 266},
+		{"itau400-retorno", "1", "motivos", 378, 385},
 	} {
 		f := MustGet(c.layout).Field(c.rec, c.field)
 		if f == nil || f.Start != c.start || f.End != c.end {
