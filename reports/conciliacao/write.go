@@ -616,6 +616,9 @@ th{background:#eef2f6}table.totals{width:auto;min-width:50%}table.totals th{back
 .bad ul{margin:.4rem 0 0;padding-left:1.2rem;font-weight:400}
 .muted{color:#5b6675}.small{font-size:.85rem}.chart svg{width:100%;height:auto}.legend span{display:inline-block;width:.8rem;height:.8rem;margin:0 .3rem 0 1rem;vertical-align:middle}
 .late{color:#b42318}.calm{color:#2f6690}td.owes{font-weight:700}
+@media (max-width:640px){table.cards thead{display:none}table.cards,table.cards tbody,table.cards tr,table.cards td{display:block}
+table.cards tr{border-bottom:1px solid #dde3ea;padding:.3rem 0}table.cards td{border:0;display:flex;justify-content:space-between;gap:.75rem;padding:.15rem .5rem;text-align:right;white-space:normal}
+table.cards td::before{content:attr(data-label);font-weight:600;color:#5b6675;text-align:left}}
 @media print{body{margin:0}.scroll{overflow:visible}}
 </style></head><body>
 <h1>{{.T "title"}} — {{.R.JobName}}</h1>
@@ -627,8 +630,8 @@ th{background:#eef2f6}table.totals{width:auto;min-width:50%}table.totals th{back
 <table class="totals">{{with .R.Totals}}<tr><th>{{$.T "charges"}}</th><td class="n">{{.Charges}}</td></tr>
 <tr><th>{{$.T "expected"}}</th><td class="n">{{brl .Expected}}</td></tr>
 <tr><th>{{$.T "received"}}</th><td class="n">{{brl .Received}}</td></tr>
-<tr><th>{{$.T "open"}}</th><td class="n calm">{{brl .Open}}</td></tr>
-<tr><th>{{$.T "overdue"}}</th><td class="n late">{{brl .Overdue}}</td></tr>
+<tr><th>{{$.T "open"}}</th><td class="n{{if .Open}} calm{{end}}">{{brl .Open}}</td></tr>
+<tr><th>{{$.T "overdue"}}</th><td class="n{{if .Overdue}} late{{end}}">{{brl .Overdue}}</td></tr>
 <tr><th>{{$.T "cancelled"}}</th><td class="n">{{brl .Cancelled}}</td></tr>
 <tr><th>{{$.T "refunded"}}</th><td class="n">{{brl .Refunded}}</td></tr>
 <tr><th>{{$.T "fine_interest"}}</th><td class="n">{{brl .FineInterest}}</td></tr>
@@ -636,8 +639,8 @@ th{background:#eef2f6}table.totals{width:auto;min-width:50%}table.totals th{back
 <tr><th>{{$.T "short"}}</th><td class="n{{if .Short}} late{{end}}">{{brl .Short}}</td></tr>
 <tr><th>{{$.T "over"}}</th><td class="n">{{brl .Over}}</td></tr>{{end}}</table>
 <h2 id="quem-deve">{{.T "who_owes"}}</h2>
-{{if .Owes}}<div class="scroll"><table><tr><th>{{.T "payer"}}</th><th class="n">{{.T "overdue_n"}}</th><th class="n">{{.T "face"}}</th><th class="n">{{.T "fine_today"}}</th><th class="n">{{.T "short"}}</th><th class="n">{{.T "total_owed"}}</th><th class="n">{{.T "days_late"}}</th></tr>
-{{range .Owes}}<tr><td><b>{{.Payer}}</b> <span class="muted">{{.Key}}</span>{{if or .Email .Phone}}<br><span class="small">{{.Email}}{{if and .Email .Phone}} · {{end}}{{.Phone}}</span>{{end}}</td><td class="n">{{.Overdue}}{{if .Parcels}} <span class="muted small">({{.ParcelText}})</span>{{end}}</td><td class="n">{{brl .Face}}</td><td class="n">{{brl .FineInterest}}</td><td class="n">{{brl .Short}}</td><td class="n owes late">{{brl .Total}}</td><td class="n">{{.DaysLate}}</td></tr>{{end}}</table></div>
+{{if .Owes}}<div class="scroll"><table class="cards"><thead><tr><th>{{.T "payer"}}</th><th class="n">{{.T "overdue_n"}}</th><th class="n">{{.T "face"}}</th><th class="n">{{.T "fine_today"}}</th><th class="n">{{.T "short"}}</th><th class="n">{{.T "total_owed"}}</th><th class="n">{{.T "days_late"}}</th></tr></thead><tbody>
+{{range .Owes}}<tr><td data-label="{{$.T "payer"}}"><span><b>{{.Payer}}</b> <span class="muted">{{.Key}}</span>{{if or .Email .Phone}}<br><span class="small">{{.Email}}{{if and .Email .Phone}} · {{end}}{{.Phone}}</span>{{end}}</span></td><td class="n" data-label="{{$.T "overdue_n"}}"><span>{{.Overdue}}{{if .Parcels}} <span class="muted small">({{.ParcelText}})</span>{{end}}</span></td><td class="n" data-label="{{$.T "face"}}">{{brl .Face}}</td><td class="n" data-label="{{$.T "fine_today"}}">{{brl .FineInterest}}</td><td class="n" data-label="{{$.T "short"}}">{{brl .Short}}</td><td class="n owes late" data-label="{{$.T "total_owed"}}">{{brl .Total}}</td><td class="n" data-label="{{$.T "days_late"}}">{{.DaysLate}}</td></tr>{{end}}</tbody></table></div>
 {{if .MoreOwes}}<p class="muted small">{{.MoreOwesText}}</p>{{end}}{{else}}<p class="muted">{{.T "nobody_owes"}}</p>{{end}}
 <h2>{{.T "chart_month"}}</h2>
 <div class="chart"><svg viewBox="0 0 1000 {{.MonthH}}" role="img" aria-label="{{.T "chart_month"}}">
@@ -646,7 +649,7 @@ th{background:#eef2f6}table.totals{width:auto;min-width:50%}table.totals th{back
 <text x="{{$.X3 $b.RecvW $b.OpenW $b.LateW}}" y="16" font-size="13">{{$b.RecvText}} / {{$b.UnpaidText}}</text></g>{{end}}
 </svg><p class="legend"><span style="background:#0b6e4f"></span>{{.T "received"}}<span style="background:#7fa7c9"></span>{{.T "open"}}<span style="background:#b42318"></span>{{.T "overdue"}}</p></div>
 <div class="scroll"><table><tr><th>{{.T "month"}}</th><th class="n">{{.T "charges"}}</th><th class="n">{{.T "expected"}}</th><th class="n">{{.T "received"}}</th><th class="n">{{.T "open"}}</th><th class="n">{{.T "overdue"}}</th><th class="n">{{.T "cancelled"}}</th><th class="n">{{.T "short"}}</th></tr>
-{{range .MonthRows}}<tr><td>{{.Label}}</td><td class="n">{{.A.Charges}}</td><td class="n">{{brl .A.Expected}}</td><td class="n">{{brl .A.Received}}</td><td class="n calm">{{brl .A.Open}}</td><td class="n late">{{brl .A.Overdue}}</td><td class="n">{{brl .A.Cancelled}}</td><td class="n">{{brl .A.Short}}</td></tr>{{end}}</table></div>
+{{range .MonthRows}}<tr><td>{{.Label}}</td><td class="n">{{.A.Charges}}</td><td class="n">{{brl .A.Expected}}</td><td class="n">{{brl .A.Received}}</td><td class="n{{if .A.Open}} calm{{end}}">{{brl .A.Open}}</td><td class="n{{if .A.Overdue}} late{{end}}">{{brl .A.Overdue}}</td><td class="n">{{brl .A.Cancelled}}</td><td class="n">{{brl .A.Short}}</td></tr>{{end}}</table></div>
 <h2>{{.T "chart_aging"}}</h2>
 <div class="chart"><svg viewBox="0 0 1000 {{.AgingH}}" role="img" aria-label="{{.T "chart_aging"}}">
 {{range $i, $b := .Aging}}<g transform="translate(0,{{$.Y $i}})"><text x="0" y="16" font-size="14">{{$b.Label}}</text>
