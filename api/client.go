@@ -31,6 +31,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"remessa/internal/metrics"
 )
 
 // Config configures a Client.
@@ -303,6 +305,7 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 	// canceled" after a cancel whose answer was lost). The token routes
 	// change nothing: their errors are never marked.
 	unknown := false
+	route := metrics.RouteOf(s.api.String(), s.method, s.path)
 	for attempt := 0; ; attempt++ {
 		var tok string
 		if s.tokens != nil {
@@ -313,6 +316,11 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 		}
 		start := time.Now()
 		resp, sent, err := c.send(ctx, s, tok)
+		if err != nil {
+			route.Observe(0, time.Since(start))
+		} else {
+			route.Observe(resp.Status, time.Since(start))
+		}
 		ev := c.log.Debug()
 		if ev.Enabled() { // redaction costs: only when the line is written
 			ev = ev.Str("api", s.api.String()).Str("method", s.method).Str("path", RedactString(s.path)).
@@ -340,6 +348,7 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 				return nil, fmt.Errorf("api: %s %s: %d tentativas: %s", s.method, RedactString(s.path), attempt+1, RedactString(err.Error()))
 			}
 			unknown = unknown || sent
+			route.Retry(metrics.RetryNetwork)
 			if err := c.sleep(ctx, c.backoff(attempt)); err != nil {
 				return nil, fmt.Errorf("api: %s %s: %w", s.method, RedactString(s.path), err)
 			}
@@ -359,6 +368,7 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 			// The token expired early or the server forgot it: renew once.
 			s.tokens.drop(tok)
 			retried401 = true
+			route.Retry(metrics.Retry401)
 			attempt--
 			continue
 		case resp.Status == http.StatusTooManyRequests:
@@ -369,6 +379,7 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 			if attempt >= c.retries || wait > c.maxWait {
 				return nil, apiErr
 			}
+			route.Retry(metrics.Retry429)
 			if err := c.sleep(ctx, wait); err != nil {
 				return nil, fmt.Errorf("api: %s %s: %w", s.method, RedactString(s.path), err)
 			}
@@ -378,6 +389,7 @@ func (c *Client) call(ctx context.Context, s callSpec) (*Response, error) {
 				return nil, apiErr
 			}
 			unknown = unknown || ambiguousStatus(resp.Status)
+			route.Retry(metrics.Retry5xx)
 			wait := c.backoff(attempt)
 			if apiErr.RetryAfter > wait && apiErr.RetryAfter <= c.maxWait {
 				wait = apiErr.RetryAfter

@@ -213,7 +213,7 @@ func New(cfg Config) (_ *Server, err error) {
 		}
 	}
 	// every answer is dated by the sandbox's clock, not the host's
-	s.handler = httpx.Date(s.clk.Now, httpx.AccessLog(s.log, httpx.Recover(s.log, http.HandlerFunc(s.serve))))
+	s.handler = s.withOps(httpx.Date(s.clk.Now, httpx.AccessLog(s.log, httpx.Recover(s.log, http.HandlerFunc(s.serve)))))
 	return s, nil
 }
 

@@ -25,6 +25,9 @@ import (
 type RunArgs struct {
 	Run int64 `json:"run"`
 	Gen int   `json:"gen"`
+	// RequestID is the id of the request that started the run (X-Request-Id),
+	// named by the run's log lines.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // Kind is River's name for the job.

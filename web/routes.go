@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"net/http"
 	"time"
+
+	"remessa/internal/metrics"
 )
 
 // routes registers every page and action. Pages (GET) need a session; every
@@ -24,6 +26,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
+	s.mountOps(m)
 	m.HandleFunc("GET /entrar", s.loginPage)
 	m.HandleFunc("POST /entrar", s.login)
 	m.HandleFunc("POST /sair", s.guard(RoleViewer, s.logout))
@@ -92,6 +95,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	lang := langOf(r)
 	c, err := r.Cookie(loginCookie)
 	if err != nil || c.Value == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
+		metrics.SignInFailed("token")
 		s.renderLogin(w, r, tr(lang, "err.csrf"), http.StatusForbidden)
 		return
 	}
@@ -100,6 +104,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		user = user[:100]
 	}
 	if !s.limiter.allow("ip:"+clientIP(r), "user:"+user) {
+		metrics.SignInFailed("throttled")
 		s.renderLogin(w, r, tr(lang, "login.slow"), http.StatusTooManyRequests)
 		return
 	}
@@ -108,9 +113,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		if err != errBadLogin {
 			s.log.Error().Err(err).Msg("entrada")
 		}
+		metrics.SignInFailed("password")
 		s.renderLogin(w, r, tr(lang, "login.bad"), http.StatusUnauthorized)
 		return
 	}
+	metrics.SignIn()
 	tok, err := s.newSession(r.Context(), u)
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)

@@ -184,7 +184,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, ss *session) {
 		return
 	}
 	id, _ := res.LastInsertId()
-	job, err := s.river.InsertTx(ctx, tx, RunArgs{Run: id, Gen: 0}, nil)
+	job, err := s.river.InsertTx(ctx, tx, RunArgs{Run: id, Gen: 0, RequestID: requestIDOf(ctx)}, nil)
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return

@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/rs/zerolog"
 
+	"remessa/api"
+	"remessa/internal/metrics"
 	"remessa/pipeline"
 	"remessa/pipeline/run"
 )
@@ -34,6 +37,10 @@ func (s *Server) work(ctx context.Context, a RunArgs) error {
 	case "done", "problems", "failed", "cancelled":
 		return nil
 	}
+	// the run's log lines name it and the request that started it
+	log := s.log.With().Int64("execucao", r.ID).Str("run_id", r.RunID).Str("request_id", a.RequestID).Logger()
+	ctx = log.WithContext(ctx)
+	log.Info().Int("geracao", a.Gen).Msg("execução começou")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.cancels.Store(r.ID, cancel)
@@ -67,6 +74,13 @@ func (s *Server) finishRun(ctx context.Context, r *runRecord, out *run.Outcome, 
 	var ue *run.UsageError
 	var ie *run.InvalidRowsError
 	var de *run.DuplicateError
+	defer func() {
+		ev := zerolog.Ctx(ctx).Info()
+		if err != nil {
+			ev = ev.Str("erro", api.RedactString(err.Error()))
+		}
+		ev.Msg("execução parou")
+	}()
 	switch {
 	case errors.As(err, &ie), errors.As(err, &de), errors.As(err, &ue):
 		s.setRunStatus(ctx, r.ID, "failed", err.Error())
@@ -93,6 +107,14 @@ func (s *Server) finishRun(ctx context.Context, r *runRecord, out *run.Outcome, 
 			return river.JobSnooze(time.Until(out.Stop.ResumeAt) + time.Second)
 		}
 		return fmt.Errorf("execução interrompida: %s", out.Stop.Reason)
+	}
+	if code := out.ExitCode(); (code == 0 || code == 1) && out.Results != nil {
+		t := out.Results.Totals
+		kind := string(r.Kind)
+		metrics.RowsFinished(kind, "issued", t.Issued.Rows)
+		metrics.RowsFinished(kind, "denied", t.Denied.Rows)
+		metrics.RowsFinished(kind, "refused", t.Refused.Rows)
+		metrics.RunFinished("complete")
 	}
 	switch out.ExitCode() {
 	case 0:

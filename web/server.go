@@ -23,6 +23,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/rs/zerolog"
 
+	"remessa/internal/metrics"
+
 	"remessa/pipeline/run"
 	"remessa/sandbox"
 )
@@ -79,6 +81,7 @@ type Server struct {
 	mux     *http.ServeMux
 	hub     *hub
 	lock    *os.File
+	served  *metrics.Server // answers by status class
 
 	embedMu sync.Mutex
 	embed   *sandbox.Running
@@ -145,7 +148,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.DataDir = abs
-	s := &Server{cfg: cfg, log: zerolog.Nop()}
+	s := &Server{cfg: cfg, log: zerolog.Nop(), served: metrics.NewServer("web")}
 	if cfg.Log != nil {
 		s.log = zerolog.New(cfg.Log).With().Timestamp().Logger()
 	}
@@ -198,7 +201,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 // Handler is the app's HTTP handler (for tests and embedding).
-func (s *Server) Handler() http.Handler { return s.middleware(s.mux) }
+func (s *Server) Handler() http.Handler { return s.requestID(s.served.Middleware(s.middleware(s.mux))) }
 
 // Start listens on the configured address and serves in the background.
 func (s *Server) Start() error {
@@ -273,7 +276,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error().Str("path", r.URL.Path).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("falha interna")
+				logOf(r.Context(), s.log).Error().Str("path", r.URL.Path).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("falha interna")
 				s.fail(w, r, http.StatusInternalServerError, msgInternal)
 			}
 		}()

@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		Name:    "worker",
 		Summary: "trabalha as unidades das execuções de um banco Postgres (remessa run --db), em qualquer número de máquinas",
-		Usage:   "--db postgres://… [--units N] [--concurrency N] [--log-dir DIR] [--unit-timeout 2m] [--base-url URL] [--pix-base-url URL]",
+		Usage:   "--db postgres://… [--units N] [--concurrency N] [--log-dir DIR] [--unit-timeout 2m] [--base-url URL] [--pix-base-url URL] [--health-addr 127.0.0.1:9090]",
 		Run:     runWorker,
 	})
 }
@@ -37,6 +37,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	baseURL := fs.String("base-url", "", "endereço da API de cobranças (substitui o da execução)")
 	pixURL := fs.String("pix-base-url", "", "endereço da API Pix (padrão: o de --base-url)")
 	quiet := fs.Bool("quiet", false, "sem uma linha por unidade")
+	healthAddr := fs.String("health-addr", "", "endereço em que serve /healthz, /readyz e /metrics (ex.: 127.0.0.1:9090; padrão: nenhum)")
+	fs.StringVar(healthAddr, "metrics-addr", "", "o mesmo que --health-addr")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -50,7 +52,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "remessa worker: --db: esperado um endereço postgres://… ou postgresql://… (o recebido não é de um PostgreSQL)")
 		return exitUsage
 	}
-	o := run.WorkerOptions{DB: dsn, Units: *units, Concurrency: *conc, LogDir: *logDir, UnitTimeout: *lease,
+	o := run.WorkerOptions{DB: dsn, Units: *units, Concurrency: *conc, LogDir: *logDir, UnitTimeout: *lease, HealthAddr: *healthAddr,
 		Options: run.Options{BaseURL: *baseURL, PixBaseURL: *pixURL}}
 	if !*quiet {
 		o.Progress = stderr

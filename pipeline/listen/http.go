@@ -7,6 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/rs/zerolog"
+
+	"remessa/internal/health"
+	"remessa/internal/metrics"
 )
 
 // maxBody is the largest delivery read (a Pix webhook carries at most a
@@ -25,8 +30,34 @@ const maxBody = 4 << 20
 //
 // Each delivery is committed to the inbox before it is answered 200; a
 // failure to keep it answers 500 so the service posts it again.
+//
+// GET /healthz, GET /readyz (listen.db answers; the service when one is
+// configured) and GET /metrics are for operators (docs/operations.md).
 func (l *Listener) Handler() http.Handler {
-	return http.HandlerFunc(l.serveHTTP)
+	ops := http.NewServeMux()
+	checks := []health.Check{{Name: "banco", Fail: "a caixa de entrada (listen.db) não responde", Run: l.db.PingContext}}
+	if l.opts.Run.BaseURL != "" {
+		checks = append(checks, health.Check{Name: "servico", Fail: "o serviço de cobranças não responde",
+			Run: health.Reachable(&http.Client{Timeout: health.Timeout}, l.opts.Run.BaseURL)})
+	}
+	health.Mount(ops, zerolog.Nop(), checks...)
+	ops.Handle("GET /metrics", metrics.Handler())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz", "/readyz", "/metrics":
+			ops.ServeHTTP(w, r)
+			return
+		}
+		l.serveHTTP(w, r)
+	})
+}
+
+// sourceOf is an inbox kind as the metrics name it: "charges" or "pix".
+func sourceOf(kind string) string {
+	if kind == KindPix {
+		return "pix"
+	}
+	return "charges"
 }
 
 func (l *Listener) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -78,6 +109,9 @@ func (l *Listener) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			l.logf("listen: guardar a entrega: %v", err)
 			http.Error(w, "não foi possível guardar a entrega", http.StatusInternalServerError)
 			return
+		}
+		for _, it := range items {
+			metrics.NotificationReceived(sourceOf(it.kind))
 		}
 		select {
 		case l.kick <- struct{}{}:

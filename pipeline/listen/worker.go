@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"remessa/api"
+	"remessa/internal/metrics"
 	"remessa/pipeline/status"
 )
 
@@ -85,6 +86,14 @@ func (l *Listener) Drain(ctx context.Context) (Drained, error) {
 		}
 		if err := l.finish(ctx, p, out, err); err != nil {
 			return d, err
+		}
+		switch {
+		case err != nil:
+			metrics.NotificationApplied(sourceOf(p.kind), "failed")
+		case len(out.runs) == 0:
+			metrics.NotificationApplied(sourceOf(p.kind), "unknown")
+		default:
+			metrics.NotificationApplied(sourceOf(p.kind), "applied")
 		}
 		switch {
 		case err != nil:

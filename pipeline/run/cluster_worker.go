@@ -27,6 +27,11 @@ type WorkerOptions struct {
 	Options     Options       // service overrides (BaseURL, Timeout, Getenv…) as for resume
 	Progress    io.Writer     // one line per unit started and finished; nil = none
 	Ready       func()        // called once the worker takes units (tests)
+	// HealthAddr, when set, is where the worker serves GET /healthz,
+	// /readyz and /metrics (docs/operations.md); its address is written to
+	// Progress and given to Listening.
+	HealthAddr string
+	Listening  func(addr string)
 }
 
 // Work takes units of any run from the database until ctx ends, then
@@ -62,6 +67,19 @@ func serveUnits(ctx context.Context, o WorkerOptions, logDir string, newWorker f
 	}
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "worker no banco %s: até %d unidade(s) de cada vez\n", cluster.Mask(o.DB), max(1, o.Units))
+	}
+	if o.HealthAddr != "" {
+		addr, err := serveWorkerOps(ctx, o.HealthAddr, db, o)
+		if err != nil {
+			c.StopAndCancel(context.Background())
+			return fmt.Errorf("--health-addr %s: %w", o.HealthAddr, err)
+		}
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "saúde e métricas em http://%s (/healthz, /readyz, /metrics)\n", addr)
+		}
+		if o.Listening != nil {
+			o.Listening(addr)
+		}
 	}
 	if o.Ready != nil {
 		o.Ready()
