@@ -1,12 +1,15 @@
 package web
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,6 +136,24 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 }
 
+// lockedBuffer is a log writer the server's goroutines share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // cpfLike matches what a CPF, a CNPJ or a secret looks like in a label.
 var cpfLike = regexp.MustCompile(`\d{3}\.?\d{3}\.?\d{3}-?\d{2}|\d{11}|Client_(Id|Secret)|senha|[A-Za-z0-9+/]{32,}`)
 
@@ -141,7 +162,16 @@ var cpfLike = regexp.MustCompile(`\d{3}\.?\d{3}\.?\d{3}-?\d{2}|\d{11}|Client_(Id
 // counter of POST /v1/carnet, its latency histogram, the issued rows and
 // the finished runs; no label value looks like a CPF, an id or a secret.
 func TestMetricsMove(t *testing.T) {
-	srv := startServer(t)
+	var logs lockedBuffer
+	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AdminPassword: testAdminPassword, Log: &logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
 	before := scrape(t, srv)
 	if _, err := tryLogin(t, srv, "admin", "senha-errada"); err == nil {
 		t.Fatal("signed in with a wrong password")
@@ -163,14 +193,32 @@ func TestMetricsMove(t *testing.T) {
 	c.postForm(base+"/configuracao", url.Values{"name": {"Mensalidades 2027"}, "repeats": {"12"}, "due": {"dia 10 do próximo mês"},
 		"fine": {"2%"}, "interest": {"0,033%"}, "on_invalid": {"stop"}})
 	c.get(base + "/plano")
-	r = c.postForm(base+"/executar", nil)
-	if !strings.HasPrefix(r.URL.Path, "/execucoes/") {
-		t.Fatalf("confirm: %d at %s", r.Status, r.URL.Path)
+	// confirmed by a request whose id a proxy gave: the run's log lines name it
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+base+"/executar", strings.NewReader(url.Values{"csrf": {c.csrf}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Request-Id", "pedido-teste-77")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !strings.HasPrefix(resp.Request.URL.Path, "/execucoes/") {
+		t.Fatalf("confirm: %d at %s", resp.StatusCode, resp.Request.URL.Path)
 	}
 	if run := waitRun(t, srv, 1, 120*time.Second); run.Status != "done" {
 		t.Fatalf("run ended %s: %s", run.Status, run.Message)
 	}
 	after := scrape(t, srv)
+	var started, stopped bool
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, `"request_id":"pedido-teste-77"`) {
+			started = started || strings.Contains(line, "execução começou")
+			stopped = stopped || strings.Contains(line, "execução parou")
+		}
+	}
+	if !started || !stopped {
+		t.Errorf("the run's log lines do not name the request that started it (began %v, ended %v):\n%s", started, stopped, logs.String())
+	}
 	carnet := map[string]string{"api": "v1", "route": "POST /v1/carnet", "status": "200"}
 	if got := metricValue(after, "remessa_api_calls_total", carnet) - metricValue(mid, "remessa_api_calls_total", carnet); got != 40 {
 		t.Errorf("POST /v1/carnet 200 moved by %v, want 40", got)
