@@ -79,8 +79,18 @@ func TestCNABJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Validate(context.Background(), j); err == nil || !strings.Contains(err.Error(), "linha 1, posições 1–3 (Código do banco na compensação): o arquivo é do banco 341; o job espera o banco 237") {
+	_, err = Validate(context.Background(), j)
+	if err == nil || !strings.Contains(err.Error(), "linha 1, posições 1–3 (Código do banco na compensação): o arquivo é do banco 341; o job espera o banco 237") {
 		t.Errorf("another bank: %v", err)
+	}
+	// what remessa validate prints of it: a file, not a spreadsheet
+	rep := NewValidationReport("job.yaml", j, nil, err)
+	var out strings.Builder
+	if err := rep.WriteText(&out, "pt"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "O arquivo ") || !strings.Contains(out.String(), "o job espera o banco 237 [cnab_cabecalho]") {
+		t.Errorf("report %q", out.String())
 	}
 	// bank and company only make sense for CNAB
 	os.WriteFile(filepath.Join(dir, "p.csv"), []byte("Código;Nome\n1;A\n"), 0o644)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"remessa/formats"
 	"remessa/pipeline/results"
@@ -142,7 +143,11 @@ func (r *ValidationReport) WriteText(w io.Writer, lang string) error {
 		return nil
 	}
 	if p := r.FileProblem; p != nil {
-		fmt.Fprintf(w, t("A planilha %s não pode ser usada: %s [%s]\n", "The input %s cannot be used: %s [%s]\n"), p.File, p.Localized(lang), p.Code)
+		what := t("A planilha %s não pode ser usada: %s [%s]\n", "The input %s cannot be used: %s [%s]\n")
+		if strings.HasPrefix(p.Code, "cnab_") { // a CNAB remessa is no spreadsheet
+			what = t("O arquivo %s não pode ser usado: %s [%s]\n", "The input %s cannot be used: %s [%s]\n")
+		}
+		fmt.Fprintf(w, what, p.File, p.Localized(lang), p.Code)
 		return nil
 	}
 	if r.Input != nil {
