@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"time"
@@ -40,11 +39,7 @@ func serveWorkerOps(ctx context.Context, addr string, db *cluster.DB, o WorkerOp
 	health.Mount(mux, zerolog.Nop(), checks...)
 	mux.Handle("GET /metrics", metrics.Handler())
 	srv := &http.Server{Handler: metrics.NewServer("worker").Middleware(mux), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return
-		}
-	}()
+	go srv.Serve(ln) // ends with ErrServerClosed when ctx ends
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
