@@ -59,7 +59,7 @@ func (s *Server) startQueue(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, &runWorker{s: s}); err != nil {
 		return err
 	}
-	c, err := river.NewClient(riversqlite.New(s.rdb), &river.Config{
+	rc := &river.Config{
 		Queues:            map[string]river.QueueConfig{runQueue: {MaxWorkers: s.cfg.Workers}},
 		Workers:           workers,
 		FetchPollInterval: 200 * time.Millisecond,
@@ -68,7 +68,11 @@ func (s *Server) startQueue(ctx context.Context) error {
 		Logger:            nil,
 		// the runs table is the app's record; River keeps finished jobs a day
 		CompletedJobRetentionPeriod: 24 * time.Hour,
-	})
+	}
+	if err := s.addFollowWorkers(workers, rc); err != nil {
+		return err
+	}
+	c, err := river.NewClient(riversqlite.New(s.rdb), rc)
 	if err != nil {
 		return fmt.Errorf("fila de execuções: %w", err)
 	}

@@ -50,6 +50,10 @@ type Config struct {
 	DB          string
 	Units       int
 	UnitTimeout time.Duration
+	// SyncEvery is how often the desk syncs the runs that still have open
+	// charges and runs their régua (follow.go); default DefaultSyncEvery,
+	// negative: never.
+	SyncEvery time.Duration
 }
 
 // DefaultAddr is where `remessa web` listens by default.
@@ -139,6 +143,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Units == 0 {
 		cfg.Units = 2
+	}
+	if cfg.SyncEvery == 0 {
+		cfg.SyncEvery = DefaultSyncEvery
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("--tls-cert e --tls-key vão juntos")
