@@ -227,6 +227,7 @@ type runView struct {
 	NextURL  string
 	HasHTML  bool
 	Sit      *situationView // the last reconciliation, after "Atualizar situação"
+	Remind   *reminderView  // the run's régua and what it sent (lembretes.go)
 }
 
 // rowsPerPage is how many result rows the run page lists at a time.
@@ -250,6 +251,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, ss *session) {
 		}
 		v.Files = runFiles(rec.Dir)
 		v.Sit = situation(rec.Dir)
+		v.Remind = reminders(r.Context(), rec.Dir, langOf(r))
 		for _, f := range v.Files {
 			if f == "relatorio.html" {
 				v.HasHTML = true
