@@ -61,10 +61,9 @@ func reminders(ctx context.Context, dir string, lang string) *reminderView {
 		return a.ID < b.ID
 	})
 	for i, s := range hist {
-		at := s.FinishedAt
-		if at == "" {
-			at = s.IntendedAt
-		}
+		// when it was decided, by the service's clock (finished_at is
+		// this machine's)
+		at := s.IntendedAt
 		if s.State == remind.StateSent {
 			v.Sent++
 		}
@@ -97,7 +96,6 @@ func init() {
 	}
 }
 
-
 // remindDict holds the texts of the run page's reminders block.
 var remindDict = map[string][2]string{
 	"rem.title":           {"Lembretes de cobrança", "Payment reminders"},
@@ -105,7 +103,7 @@ var remindDict = map[string][2]string{
 	"rem.off":             {"A régua está desligada (reminders.enabled: false no arquivo de job).", "The schedule is off (reminders.enabled: false in the job file)."},
 	"rem.auto":            {"A mesa atualiza a situação e passa a régua sozinha, dentro da janela de envio.", "The desk refreshes the status and runs the schedule by itself, within the sending window."},
 	"rem.none":            {"Nenhum lembrete enviado ainda.", "No reminder sent yet."},
-	"rem.sent":            {"%d lembretes enviados.", "%d reminders sent."},
+	"rem.sent":            {"Lembretes enviados: %d.", "Reminders sent: %d."},
 	"rem.charge":          {"Cobrança", "Charge"},
 	"rem.step":            {"Passo", "Step"},
 	"rem.channel":         {"Canal", "Channel"},
