@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -218,13 +220,25 @@ func (s *sinks) finish(r *Reconciliation) ([]string, error) {
 		ByMonth    map[string]Amounts `json:"by_due_month"`
 		Aging      map[string]Amounts `json:"aging"`
 		ShortAging map[string]int64   `json:"short_aging"`
-		WhoOwes    []Debtor           `json:"who_owes"`
 		Split      []Recipient        `json:"split,omitempty"`
 		Notes      []string           `json:"notes,omitempty"`
 		Reconcile  Check              `json:"check"`
-	}{r.Totals, r.ByMonth, r.Aging, r.ShortAging, r.WhoOwes, r.Split, r.Notes, r.Reconcile})
+	}{r.Totals, r.ByMonth, r.Aging, r.ShortAging, r.Split, r.Notes, r.Reconcile})
 	if err != nil {
 		return fail(err)
+	}
+	// who owes one payer at a time (a big run's list would be one large
+	// buffer marshalled whole)
+	s.jsonB.WriteString(`],"who_owes":[`)
+	for i := range r.WhoOwes {
+		b, err := json.Marshal(&r.WhoOwes[i])
+		if err != nil {
+			return fail(err)
+		}
+		if i > 0 {
+			s.jsonB.WriteByte(',')
+		}
+		s.jsonB.Write(b)
 	}
 	s.jsonB.WriteString("],")
 	s.jsonB.Write(tail[1:])
@@ -235,6 +249,9 @@ func (s *sinks) finish(r *Reconciliation) ([]string, error) {
 	if err := s.sw.Flush(); err != nil {
 		return fail(err)
 	}
+	// the lines are written: what streaming them left behind goes before
+	// the workbook's summaries are built and the whole workbook is zipped
+	runtime.GC()
 	if err := summarySheet(s.x, r, s.lang, s.money); err != nil {
 		return fail(err)
 	}
@@ -323,6 +340,7 @@ var labels = map[string][2]string{
 	"fine_today":    {"Multa e juros hoje", "Fine and interest today"},
 	"short_aging":   {"Pago a menor por atraso (a cobrar)", "Paid short by age (to chase)"},
 	"who_owes":      {"Quem deve", "Who owes"},
+	"who_owes_csv":  {"e mais %d pagadores: veja conciliacao-quem-deve.csv", "and %d more payers: see conciliacao-quem-deve.csv"},
 	"who_owes_more": {"e mais %d pagadores: veja a planilha (aba Quem deve) ou conciliacao-quem-deve.csv", "and %d more payers: see the workbook (Who owes sheet) or conciliacao-quem-deve.csv"},
 	"nobody_owes":   {"Ninguém deve: nada vencido nem pago a menor.", "Nobody owes: nothing overdue or paid short."},
 	"email":         {"E-mail", "E-mail"},
@@ -533,6 +551,11 @@ func parcelList(ps []int) string {
 	return b.String()
 }
 
+// sheetOwes is how many payers the workbook's Quem deve sheet lists (a
+// sheet of every debtor of a 100,000-charge run costs the writer tens of
+// megabytes); conciliacao-quem-deve.csv and the JSON list them all.
+const sheetOwes = 10_000
+
 // whoOwesSheet adds the Quem deve sheet after the totals: every payer who
 // owes, the largest amount first.
 func whoOwesSheet(f *excelize.File, r *Reconciliation, lang string, money int) error {
@@ -557,6 +580,10 @@ func whoOwesSheet(f *excelize.File, r *Reconciliation, lang string, money int) e
 	m := func(c int64) excelize.Cell { return excelize.Cell{StyleID: money, Value: reais(c)} }
 	for i, d := range r.WhoOwes {
 		cell, _ := excelize.CoordinatesToCellName(1, i+2)
+		if i == sheetOwes {
+			// the workbook keeps the largest debts; the CSV and the JSON have all
+			return errors.Join(sw.SetRow(cell, []any{fmt.Sprintf(tr(lang, "who_owes_csv"), len(r.WhoOwes)-sheetOwes)}), sw.Flush())
+		}
 		if err := sw.SetRow(cell, []any{d.SourceRow, d.Key, d.Payer, d.Email, d.Phone, d.Overdue, parcelList(d.Parcels), m(d.Face), m(d.FineInterest),
 			m(d.Short), m(d.Total), d.DaysLate, rules.FormatDate(lang, d.OldestDue)}); err != nil {
 			return err
