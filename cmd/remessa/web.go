@@ -41,7 +41,11 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if len(pos) != 0 || *maxMB <= 0 || *workers <= 0 || *units < 0 || *lease <= 0 || *syncEvery < 0 {
+	if *syncEvery < 0 {
+		fmt.Fprintf(stderr, "remessa web: --sync-every %s: esperado um intervalo positivo (ex.: 30m, 1h) ou 0 para nunca\n", *syncEvery)
+		return exitUsage
+	}
+	if len(pos) != 0 || *maxMB <= 0 || *workers <= 0 || *units < 0 || *lease <= 0 {
 		fmt.Fprintf(stderr, "Uso: remessa web %s\n", c.Usage)
 		return exitUsage
 	}
