@@ -123,21 +123,26 @@ func (o *Outcome) ExitCode() int {
 // the filters' dates), and the plan says that day and, when the service's
 // clock and this machine's differ by more than a minute, both times.
 func Prepare(ctx context.Context, jobPath string, opts Options) (*Job, *Plan, error) {
-	load := func(now func() time.Time) (*Job, error) {
-		j, err := Load(jobPath, LoadOptions{Now: now, Getenv: opts.Run.Getenv})
-		if err != nil {
-			var je interface{ Localized(string) string }
-			if errors.As(err, &je) {
-				return nil, &run.UsageError{Msg: je.Localized(opts.Run.Lang), Err: err}
-			}
-			return nil, &run.UsageError{Msg: err.Error(), Err: err}
-		}
-		return j, nil
-	}
-	j, err := load(opts.Now)
+	j, err := Load(jobPath, LoadOptions{Now: opts.Now, Getenv: opts.Run.Getenv})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, usageError(err, opts.Run.Lang)
 	}
+	return PrepareJob(ctx, j, opts)
+}
+
+// usageError words a job's problems for the user.
+func usageError(err error, lang string) error {
+	var je interface{ Localized(string) string }
+	if errors.As(err, &je) {
+		return &run.UsageError{Msg: je.Localized(lang), Err: err}
+	}
+	return &run.UsageError{Msg: err.Error(), Err: err}
+}
+
+// PrepareJob brings the source run's ledger up to date and plans a loaded
+// job (Load or FromSpec): Prepare without the file. It returns the job as
+// read again with the service's clock.
+func PrepareJob(ctx context.Context, j *Job, opts Options) (*Job, *Plan, error) {
 	var clk status.SyncClock
 	var known bool
 	if !opts.NoSync {
@@ -150,10 +155,12 @@ func Prepare(ctx context.Context, jobPath string, opts Options) (*Job, *Plan, er
 		clk, known = l.LastClock(ctx)
 		l.Close()
 	}
-	if known && clk.Source == status.ClockService {
-		if j, err = load(func() time.Time { return clk.Now(opts.now()) }); err != nil {
-			return nil, nil, err
+	if known && clk.Source == status.ClockService && j.reload != nil {
+		nj, err := j.reload(func() time.Time { return clk.Now(opts.now()) })
+		if err != nil {
+			return nil, nil, usageError(err, opts.Run.Lang)
 		}
+		j = nj
 	}
 	p, err := BuildPlan(ctx, j)
 	if p != nil {
@@ -172,6 +179,20 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	return runPlanned(ctx, j, p, opts)
+}
+
+// RunJob plans a loaded job (Load or FromSpec) and runs it as Run does:
+// the desk's confirmed selections come here.
+func RunJob(ctx context.Context, j *Job, opts Options) (*Outcome, error) {
+	j, p, err := PrepareJob(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
+	return runPlanned(ctx, j, p, opts)
+}
+
+func runPlanned(ctx context.Context, j *Job, p *Plan, opts Options) (*Outcome, error) {
 	m, err := run.ReadMeta(ctx, j.SourceDir)
 	if err != nil {
 		return nil, err
@@ -194,8 +215,10 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if b, err := os.ReadFile(j.File); err == nil {
-		os.WriteFile(filepath.Join(dir, "job"+filepath.Ext(j.File)), b, 0o644)
+	if j.File != "" {
+		os.WriteFile(filepath.Join(dir, "job"+filepath.Ext(j.File)), j.yaml, 0o644)
+	} else {
+		os.WriteFile(filepath.Join(dir, "job.yaml"), j.yaml, 0o644)
 	}
 	meta := Meta{ID: id, Name: j.Name, Kind: j.Kind, JobFile: j.File, JobSHA256: j.SHA256, SourceDir: j.SourceDir, SourceRunID: p.SourceRunID,
 		CopyDir: j.CopyDir, Concurrency: j.Concurrency, StartedAt: opts.now().UTC().Format(time.RFC3339)}

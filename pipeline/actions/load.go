@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"remessa/formats"
 	"remessa/pipeline"
 	"remessa/pipeline/journal"
@@ -50,6 +52,9 @@ type Job struct {
 	Concurrency int
 	Today       time.Time
 	Now         time.Time
+
+	yaml   []byte                                   // the job file's content (FromSpec: the spec as YAML)
+	reload func(now func() time.Time) (*Job, error) // the same job read with another clock
 }
 
 // LoadOptions tune Load. Zero values mean the real clock and environment.
@@ -86,9 +91,83 @@ func Load(path string, o LoadOptions) (*Job, error) {
 	}
 	spec := &Spec{}
 	pos, probs := pipeline.DecodeStrict(path, data, spec, o.Getenv)
+	j := newJob(spec, abs, filepath.Dir(abs), data, o)
+	j.reload = func(now func() time.Time) (*Job, error) { return Load(path, LoadOptions{Now: now, Getenv: o.Getenv}) }
+	return check(j, path, pos, probs)
+}
+
+// FromSpec checks an action given as a Spec built in code instead of a job
+// file (the desk's selection: rows ticked, a filter, an uploaded sheet of
+// keys, and one action) with the same checks Load makes; relative paths
+// (from_run, input.file) are taken from dir. The job's identity (SHA256,
+// by which a second run of the same job does not resend or move by days
+// again) is the hash of the spec's YAML, which RunJob writes into the
+// action folder as job.yaml: the same selection is the same job.
+func FromSpec(spec *Spec, dir string, o LoadOptions) (*Job, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	data, err := SpecYAML(spec)
+	if err != nil {
+		return nil, err
+	}
+	j := newJob(spec, "", dir, data, o)
+	j.reload = func(now func() time.Time) (*Job, error) {
+		return FromSpec(spec, dir, LoadOptions{Now: now, Getenv: o.Getenv})
+	}
+	return check(j, "job.yaml", nil, nil)
+}
+
+// SpecYAML is spec written as an action job file: the fields it sets (an
+// action without options as {}), so Load reads back the same job.
+func SpecYAML(spec *Spec) ([]byte, error) {
+	var n yaml.Node
+	if err := n.Encode(spec); err != nil {
+		return nil, fmt.Errorf("ação: escrever o job: %w", err)
+	}
+	prune(&n)
+	b, err := yaml.Marshal(&n)
+	if err != nil {
+		return nil, fmt.Errorf("ação: escrever o job: %w", err)
+	}
+	return b, nil
+}
+
+// prune drops the unset fields of a mapping: null, "", 0 and empty lists
+// (an empty mapping stays: it is an action chosen without options).
+func prune(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		for _, c := range n.Content {
+			prune(c)
+		}
+		return
+	}
+	var keep []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		prune(v)
+		switch {
+		case v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || v.Value == "" || (v.Tag == "!!int" && v.Value == "0")):
+			continue
+		case v.Kind == yaml.SequenceNode && len(v.Content) == 0:
+			continue
+		}
+		keep = append(keep, k, v)
+	}
+	n.Content = keep
+}
+
+func newJob(spec *Spec, file, dir string, data []byte, o LoadOptions) *Job {
 	now := o.Now()
 	sum := sha256.Sum256(data)
-	j := &Job{File: abs, Dir: filepath.Dir(abs), SHA256: hex.EncodeToString(sum[:]), Spec: spec, Now: now, Today: rules.Today(now)}
+	return &Job{File: file, Dir: dir, SHA256: hex.EncodeToString(sum[:]), Spec: spec, Now: now, Today: rules.Today(now), yaml: data}
+}
+
+// check runs the job's checks after decoding (probs: the decoder's).
+func check(j *Job, path string, pos map[string]pipeline.Pos, probs []pipeline.JobProblem) (*Job, error) {
 	c := &checker{file: path, pos: pos, j: j}
 	onlyUnknown := true
 	for _, p := range probs {

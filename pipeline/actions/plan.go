@@ -223,6 +223,11 @@ func earlierEffects(ctx context.Context, j *Job) map[string]string {
 	return out
 }
 
+// Matches reports whether the job's filter (status, due dates, parcels;
+// not the keys) selects charge c, as the plan selects it: the desk shows
+// a selection's charges with it before planning.
+func (j *Job) Matches(c *status.Charge) bool { return j.matches(c, rules.FormatISODate(j.Today)) }
+
 // matches applies the filter to one charge.
 func (j *Job) matches(c *status.Charge, today string) bool {
 	if j.DueBefore != "" && c.Due >= j.DueBefore {
