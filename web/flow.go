@@ -39,6 +39,7 @@ func (s *Server) extraRoutes() []route {
 		{"POST /execucoes/{id}/retomar", RoleOperator, s.resumeRun},
 		{"POST /execucoes/{id}/situacao", RoleOperator, s.refreshStatus},
 	}
+	rs = append(rs, s.actionRoutes()...)
 	return append(rs, s.adminRoutes()...)
 }
 

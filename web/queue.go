@@ -59,8 +59,11 @@ func (s *Server) startQueue(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, &runWorker{s: s}); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, &actionWorker{s: s}); err != nil {
+		return err
+	}
 	rc := &river.Config{
-		Queues:            map[string]river.QueueConfig{runQueue: {MaxWorkers: s.cfg.Workers}},
+		Queues:            map[string]river.QueueConfig{runQueue: {MaxWorkers: s.cfg.Workers}, actionQueue: {MaxWorkers: 1}},
 		Workers:           workers,
 		FetchPollInterval: 200 * time.Millisecond,
 		FetchCooldown:     50 * time.Millisecond,
@@ -78,6 +81,9 @@ func (s *Server) startQueue(ctx context.Context) error {
 	}
 	s.river = c
 	if err := s.recoverRuns(ctx); err != nil {
+		return err
+	}
+	if err := s.recoverActions(ctx); err != nil {
 		return err
 	}
 	if err := c.Start(context.WithoutCancel(ctx)); err != nil {

@@ -228,6 +228,7 @@ type runView struct {
 	HasHTML  bool
 	Sit      *situationView // the last reconciliation, after "Atualizar situação"
 	Remind   *reminderView  // the run's régua and what it sent (lembretes.go)
+	Actions  []runActionRow // the desk's follow-up actions on the run (actions.go)
 }
 
 // rowsPerPage is how many result rows the run page lists at a time.
@@ -252,6 +253,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, ss *session) {
 		v.Files = runFiles(rec.Dir)
 		v.Sit = situation(rec.Dir)
 		v.Remind = reminders(r.Context(), rec.Dir, langOf(r))
+		v.Actions = s.runActions(r.Context(), rec.ID)
 		for _, f := range v.Files {
 			if f == "relatorio.html" {
 				v.HasHTML = true
