@@ -221,8 +221,10 @@ func (s *Server) renderSelect(w http.ResponseWriter, r *http.Request, ss *sessio
 	if v.Page < 1 {
 		v.Page = 1
 	}
+	// overdue as of the service's day (the ledger's last sync learnt its clock)
+	svcNow := func() time.Time { return status.ServiceNow(ctx, rec.Dir, s.now()) }
 	j, err := actions.FromSpec(&actions.Spec{Version: 1, FromRun: rec.Dir, Filter: f.filterSpec(),
-		Action: actions.ActionSpec{SecondCopy: &actions.SecondCopySpec{}}}, rec.Dir, actions.LoadOptions{Now: s.cfg.Now, Getenv: noEnv})
+		Action: actions.ActionSpec{SecondCopy: &actions.SecondCopySpec{}}}, rec.Dir, actions.LoadOptions{Now: svcNow, Getenv: noEnv})
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return

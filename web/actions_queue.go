@@ -14,6 +14,7 @@ import (
 
 	"remessa/pipeline/actions"
 	"remessa/pipeline/run"
+	"remessa/pipeline/status"
 	"remessa/reports/conciliacao"
 	"remessa/rules"
 )
@@ -182,7 +183,7 @@ func (s *Server) workAction(ctx context.Context, args ActionArgs) error {
 	wctx := context.WithoutCancel(ctx)
 	s.db.ExecContext(wctx, `UPDATE desk_actions SET outcome = ? WHERE id = ?`, string(sb), a.ID)
 	// the run page's situation includes what the action changed
-	if _, _, err := conciliacao.WriteRun(wctx, rec.Dir, rules.Today(s.now()), "pt"); err != nil {
+	if _, _, err := conciliacao.WriteRun(wctx, rec.Dir, rules.Today(status.ServiceNow(wctx, rec.Dir, s.now())), "pt"); err != nil {
 		s.log.Error().Err(err).Int64("acao", a.ID).Msg("conciliação depois da ação")
 	}
 	if out.Pending > 0 {
