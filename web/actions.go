@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -39,6 +40,9 @@ func (s *Server) actionRoutes() []route {
 		{"POST /acoes/{id}/confirmar", RoleOperator, s.confirmAction},
 		{"POST /acoes/{id}/descartar", RoleOperator, s.discardAction},
 		{"GET /acoes/{id}/arquivos/{path...}", RoleViewer, s.actionFile},
+		{"GET /inadimplencia", RoleViewer, s.owesPage},
+		{"GET /inadimplencia/planilha", RoleViewer, s.owesXLSX},
+		{"POST /inadimplencia/acoes", RoleOperator, s.owesAction},
 	}
 }
 
@@ -379,7 +383,6 @@ func (s *Server) planAction(w http.ResponseWriter, r *http.Request, ss *session)
 	if rec == nil {
 		return
 	}
-	ctx := r.Context()
 	lang := langOf(r)
 	if err := r.ParseMultipartForm(8 << 20); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 		s.renderSelect(w, r, ss, rec, uploadMsg(err, s.cfg.MaxUpload, lang), http.StatusBadRequest)
@@ -412,27 +415,51 @@ func (s *Server) planAction(w http.ResponseWriter, r *http.Request, ss *session)
 		s.renderSelect(w, r, ss, rec, msg, http.StatusBadRequest)
 		return
 	}
-	specJSON, _ := json.Marshal(spec)
-	res, err := s.db.ExecContext(ctx, `INSERT INTO desk_actions (run_id, kind, spec, status, created_by, created_at) VALUES (?, ?, ?, 'planning', ?, ?)`,
-		rec.ID, r.FormValue("acao"), string(specJSON), ss.User.ID, nowText())
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, msgInternal)
-		return
-	}
-	id, _ := res.LastInsertId()
-	drop := func(msg string, status int) {
-		s.db.ExecContext(ctx, `DELETE FROM desk_actions WHERE id = ?`, id)
-		os.RemoveAll(s.actionUploads(id))
-		s.renderSelect(w, r, ss, rec, msg, status)
-	}
+	var up *keysUpload
 	if r.FormValue("alvo") == "planilha" {
 		defer sheet.Close()
-		stored, err := storeUpload(s.actionUploads(id), sheet, hdr.Filename, s.cfg.MaxUpload)
+		up = &keysUpload{file: sheet, name: hdr.Filename, column: strings.TrimSpace(r.FormValue("coluna"))}
+	}
+	id, msg, code := s.newDeskAction(r, ss, rec, spec, r.FormValue("acao"), up)
+	if msg != "" {
+		s.renderSelect(w, r, ss, rec, msg, code)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/acoes/%d", id), http.StatusSeeOther)
+}
+
+// keysUpload is a sheet of keys posted with a selection.
+type keysUpload struct {
+	file   io.Reader
+	name   string
+	column string
+}
+
+// newDeskAction records a selection as a desk action and plans it with
+// pipeline/actions (after a sync of the run's ledger, as `remessa action
+// JOB plan` does); it returns the action's id, or a message for the user
+// and its status (nothing is kept of a selection that cannot be planned).
+func (s *Server) newDeskAction(r *http.Request, ss *session, rec *runRecord, spec *actions.Spec, kind string, up *keysUpload) (int64, string, int) {
+	ctx := r.Context()
+	lang := langOf(r)
+	specJSON, _ := json.Marshal(spec)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO desk_actions (run_id, kind, spec, status, created_by, created_at) VALUES (?, ?, ?, 'planning', ?, ?)`,
+		rec.ID, kind, string(specJSON), ss.User.ID, nowText())
+	if err != nil {
+		return 0, msgInternal, http.StatusInternalServerError
+	}
+	id, _ := res.LastInsertId()
+	drop := func(msg string, code int) (int64, string, int) {
+		s.db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM desk_actions WHERE id = ?`, id)
+		os.RemoveAll(s.actionUploads(id))
+		return 0, msg, code
+	}
+	if up != nil {
+		stored, err := storeUpload(s.actionUploads(id), up.file, up.name, s.cfg.MaxUpload)
 		if err != nil {
-			drop(uploadMsg(err, s.cfg.MaxUpload, lang), http.StatusBadRequest)
-			return
+			return drop(uploadMsg(err, s.cfg.MaxUpload, lang), http.StatusBadRequest)
 		}
-		col := strings.TrimSpace(r.FormValue("coluna"))
+		col := up.column
 		if col == "" {
 			col = runKeyHeader(rec.Dir)
 		}
@@ -441,31 +468,27 @@ func (s *Server) planAction(w http.ResponseWriter, r *http.Request, ss *session)
 	}
 	j, err := actions.FromSpec(spec, s.actionUploads(id), actions.LoadOptions{Now: s.cfg.Now, Getenv: noEnv})
 	if err != nil {
-		drop(s.cleanActionMsg(describeJobErr(err, lang)), http.StatusBadRequest)
-		return
+		return drop(s.cleanActionMsg(describeJobErr(err, lang)), http.StatusBadRequest)
 	}
 	ro, cleanup, err := s.runOptions(ctx, rec)
 	if err != nil {
-		drop(fmt.Sprintf(tr(lang, "sit.failed"), err), http.StatusBadGateway)
-		return
+		return drop(fmt.Sprintf(tr(lang, "sit.failed"), err), http.StatusBadGateway)
 	}
 	defer cleanup()
 	ro.Observe = nil
 	plan, err := actions.PrepareJob(ctx, j, actions.Options{Run: ro, Now: s.cfg.Now})
 	if err != nil {
 		s.log.Error().Err(err).Int64("execucao", rec.ID).Msg("plano da ação")
-		drop(fmt.Sprintf(tr(lang, "sit.failed"), s.cleanActionMsg(err.Error())), http.StatusBadGateway)
-		return
+		return drop(fmt.Sprintf(tr(lang, "sit.failed"), s.cleanActionMsg(err.Error())), http.StatusBadGateway)
 	}
 	pb, _ := json.Marshal(plan)
 	if _, err := s.db.ExecContext(ctx, `UPDATE desk_actions SET spec = ?, plan = ?, items = ?, charges = ?, amount_cents = ?, status = 'planned' WHERE id = ?`,
 		string(specJSON), string(pb), len(plan.Items), plan.Charges, plan.Cents, id); err != nil {
-		s.fail(w, r, http.StatusInternalServerError, msgInternal)
-		return
+		return drop(msgInternal, http.StatusInternalServerError)
 	}
 	s.audit(ctx, ss.User.ID, "acao_planejada", fmt.Sprintf("ação %d (%s) planejada por %s na execução %s: %d cobranças, %s",
 		id, j.Kind, ss.User.Username, rec.RunID, plan.Charges, rules.FormatBRL(plan.Cents)))
-	http.Redirect(w, r, fmt.Sprintf("/acoes/%d", id), http.StatusSeeOther)
+	return id, "", 0
 }
 
 // cleanActionMsg keeps the data folder's paths out of a message.
