@@ -476,7 +476,7 @@ func (s *Server) newDeskAction(r *http.Request, ss *session, rec *runRecord, spe
 	}
 	defer cleanup()
 	ro.Observe = nil
-	plan, err := actions.PrepareJob(ctx, j, actions.Options{Run: ro, Now: s.cfg.Now})
+	j, plan, err := actions.PrepareJob(ctx, j, actions.Options{Run: ro, Now: s.cfg.Now})
 	if err != nil {
 		s.log.Error().Err(err).Int64("execucao", rec.ID).Msg("plano da ação")
 		return drop(fmt.Sprintf(tr(lang, "sit.failed"), s.cleanActionMsg(err.Error())), http.StatusBadGateway)
