@@ -110,6 +110,7 @@ func TestDeskActionsHTTP(t *testing.T) {
 	ctx := context.Background()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
+	c.http.Timeout = 3 * time.Minute // planning syncs with the service; -race on a busy machine
 	rec, res := escolaRun(t, srv, c)
 	rn, err := srv.embedded()
 	if err != nil {

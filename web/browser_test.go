@@ -77,6 +77,13 @@ const browserTimeout = 60 * time.Second
 // ends. Every action of the helpers below runs on this one tab.
 func newBrowser(t testing.TB) context.Context {
 	t.Helper()
+	return newBrowserFor(t, browserTimeout)
+}
+
+// newBrowserFor is newBrowser for a test whose browser needs longer than
+// browserTimeout (several pages waiting on River jobs).
+func newBrowserFor(t testing.TB, timeout time.Duration) context.Context {
+	t.Helper()
 	exe := chromiumPath(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
@@ -110,7 +117,7 @@ func newBrowser(t testing.TB) context.Context {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("start %s: no answer in 30 s", exe)
 	}
-	ctx, cancel := context.WithTimeout(bctx, browserTimeout)
+	ctx, cancel := context.WithTimeout(bctx, timeout)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -23,16 +23,16 @@ import (
 	"remessa/rules"
 )
 
-// owesFilter is the page's filter (the query string).
-type owesFilter struct {
+// inadFilter is the page's filter (the query string).
+type inadFilter struct {
 	Run     int64
 	Account int64
 	Month   string // YYYY-MM of the oldest overdue charge
 	MinDays int    // at least this many days late
 }
 
-func owesFilterOf(r *http.Request) owesFilter {
-	var f owesFilter
+func inadFilterOf(r *http.Request) inadFilter {
+	var f inadFilter
 	f.Run, _ = strconv.ParseInt(r.FormValue("execucao"), 10, 64)
 	f.Account, _ = strconv.ParseInt(r.FormValue("conta"), 10, 64)
 	if _, err := time.Parse("2006-01", r.FormValue("mes")); err == nil {
@@ -44,7 +44,7 @@ func owesFilterOf(r *http.Request) owesFilter {
 	return f
 }
 
-func (f owesFilter) query() string {
+func (f inadFilter) query() string {
 	v := url.Values{}
 	if f.Run > 0 {
 		v.Set("execucao", strconv.FormatInt(f.Run, 10))
@@ -61,8 +61,8 @@ func (f owesFilter) query() string {
 	return v.Encode()
 }
 
-// owesRow is one payer who owes, with the run they owe in.
-type owesRow struct {
+// inadRow is one payer who owes, with the run they owe in.
+type inadRow struct {
 	conciliacao.Debtor
 	RunID   int64
 	RunName string
@@ -70,8 +70,8 @@ type owesRow struct {
 	Value   string // the checkbox's value: run id and key
 }
 
-// owesRun is a run the page read, with when its ledger was last synced.
-type owesRun struct {
+// inadRun is a run the page read, with when its ledger was last synced.
+type inadRun struct {
 	ID       int64
 	Name     string
 	Account  string
@@ -79,12 +79,12 @@ type owesRun struct {
 	Debtors  int
 }
 
-// owesView is the page's data.
-type owesView struct {
-	Filter   owesFilter
+// inadView is the page's data.
+type inadView struct {
+	Filter   inadFilter
 	Query    string
-	Rows     []owesRow
-	Runs     []owesRun // the runs read, for the filter and their sync times
+	Rows     []inadRow
+	Runs     []inadRun // the runs read, for the filter and their sync times
 	Accounts []Account
 	Months   []string
 	Total    conciliacao.Debtor // the sums (Overdue, Face, FineInterest, Short, Total)
@@ -94,7 +94,7 @@ type owesView struct {
 }
 
 // whoOwes reads who owes in every finished run u may see, filtered.
-func (s *Server) whoOwes(ctx context.Context, u User, f owesFilter) (*owesView, error) {
+func (s *Server) whoOwes(ctx context.Context, u User, f inadFilter) (*inadView, error) {
 	acc := s.accountFilter(ctx, u)
 	rows, err := s.db.QueryContext(ctx, `SELECT r.id FROM runs r WHERE `+acc.where("r.account_id")+
 		` AND r.status IN ('done', 'problems') ORDER BY r.id DESC LIMIT 500`, acc.args...)
@@ -109,7 +109,7 @@ func (s *Server) whoOwes(ctx context.Context, u User, f owesFilter) (*owesView, 
 		}
 	}
 	rows.Close()
-	v := &owesView{Filter: f, Query: f.query(), Kinds: actionKinds}
+	v := &inadView{Filter: f, Query: f.query(), Kinds: actionKinds}
 	v.Accounts, _ = s.accounts(ctx, u)
 	months := map[string]bool{}
 	for _, id := range ids {
@@ -132,7 +132,7 @@ func (s *Server) whoOwes(ctx context.Context, u User, f owesFilter) (*owesView, 
 			s.log.Error().Err(err).Int64("execucao", id).Msg("inadimplência")
 			continue
 		}
-		or := owesRun{ID: rec.ID, Name: rec.Name, Account: rec.Account, SyncedAt: lastSync(ctx, rec.Dir)}
+		or := inadRun{ID: rec.ID, Name: rec.Name, Account: rec.Account, SyncedAt: lastSync(ctx, rec.Dir)}
 		for _, d := range ds {
 			if d.OldestDue != "" {
 				months[d.OldestDue[:7]] = true
@@ -142,7 +142,7 @@ func (s *Server) whoOwes(ctx context.Context, u User, f owesFilter) (*owesView, 
 				continue
 			}
 			or.Debtors++
-			v.Rows = append(v.Rows, owesRow{Debtor: d, RunID: rec.ID, RunName: rec.Name, Account: rec.Account, Value: fmt.Sprintf("%d|%s", rec.ID, d.Key)})
+			v.Rows = append(v.Rows, inadRow{Debtor: d, RunID: rec.ID, RunName: rec.Name, Account: rec.Account, Value: fmt.Sprintf("%d|%s", rec.ID, d.Key)})
 			t := &v.Total
 			t.Overdue += d.Overdue
 			t.Face += d.Face
@@ -153,7 +153,7 @@ func (s *Server) whoOwes(ctx context.Context, u User, f owesFilter) (*owesView, 
 		v.Runs = append(v.Runs, or)
 	}
 	ds := make([]conciliacao.Debtor, len(v.Rows))
-	byKey := map[string]owesRow{}
+	byKey := map[string]inadRow{}
 	for i, r := range v.Rows {
 		ds[i] = r.Debtor
 		ds[i].Key = r.Value // unique across runs while sorting
@@ -189,7 +189,7 @@ func (s *Server) owesPage(w http.ResponseWriter, r *http.Request, ss *session) {
 }
 
 func (s *Server) renderOwes(w http.ResponseWriter, r *http.Request, ss *session, msg string, code int) {
-	v, err := s.whoOwes(r.Context(), ss.User, owesFilterOf(r))
+	v, err := s.whoOwes(r.Context(), ss.User, inadFilterOf(r))
 	if err != nil {
 		s.log.Error().Err(err).Msg("inadimplência")
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
@@ -200,7 +200,7 @@ func (s *Server) renderOwes(w http.ResponseWriter, r *http.Request, ss *session,
 			v.Created = append(v.Created, id)
 		}
 	}
-	p := s.page(r, ss, tr(langOf(r), "owes.title"), v)
+	p := s.page(r, ss, tr(langOf(r), "inad.title"), v)
 	p.Error, p.Status = msg, code
 	s.render(w, "inadimplencia", p)
 }
@@ -208,7 +208,7 @@ func (s *Server) renderOwes(w http.ResponseWriter, r *http.Request, ss *session,
 // owesXLSX exports the page's list as a workbook (text cells for text,
 // numbers for money and days).
 func (s *Server) owesXLSX(w http.ResponseWriter, r *http.Request, ss *session) {
-	v, err := s.whoOwes(r.Context(), ss.User, owesFilterOf(r))
+	v, err := s.whoOwes(r.Context(), ss.User, inadFilterOf(r))
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
@@ -216,10 +216,10 @@ func (s *Server) owesXLSX(w http.ResponseWriter, r *http.Request, ss *session) {
 	lang := langOf(r)
 	f := excelize.NewFile()
 	defer f.Close()
-	sheet := tr(lang, "owes.title")
+	sheet := tr(lang, "inad.title")
 	f.SetSheetName(f.GetSheetName(0), sheet)
-	heads := []string{"owes.col.run", "col.account", "val.row", "run.key", "run.payer", "owes.col.email", "owes.col.phone", "owes.col.parcels",
-		"owes.col.face", "owes.col.fine", "owes.col.short", "owes.col.total", "owes.col.days", "owes.col.oldest"}
+	heads := []string{"inad.col.run", "col.account", "val.row", "run.key", "run.payer", "inad.col.email", "inad.col.phone", "inad.col.parcels",
+		"inad.col.face", "inad.col.fine", "inad.col.short", "inad.col.total", "inad.col.days", "inad.col.oldest"}
 	for i, h := range heads {
 		c, _ := excelize.CoordinatesToCellName(i+1, 1)
 		f.SetCellStr(sheet, c, tr(lang, h))
@@ -248,7 +248,7 @@ func (s *Server) owesXLSX(w http.ResponseWriter, r *http.Request, ss *session) {
 		f.SetCellStr(sheet, cell(14, n), rules.FormatDate(lang, d.OldestDue))
 	}
 	n := len(v.Rows) + 2
-	f.SetCellStr(sheet, cell(1, n), tr(lang, "owes.total"))
+	f.SetCellStr(sheet, cell(1, n), tr(lang, "inad.total"))
 	for k, cents := range []int64{v.Total.Face, v.Total.FineInterest, v.Total.Short, v.Total.Total} {
 		f.SetCellFloat(sheet, cell(9+k, n), float64(cents)/100, 2, 64)
 		f.SetCellStyle(sheet, cell(9+k, n), cell(9+k, n), money)
@@ -279,7 +279,7 @@ func (s *Server) owesAction(w http.ResponseWriter, r *http.Request, ss *session)
 		byRun[id] = append(byRun[id], key)
 	}
 	if len(order) == 0 {
-		s.renderOwes(w, r, ss, tr(lang, "owes.nopick"), http.StatusBadRequest)
+		s.renderOwes(w, r, ss, tr(lang, "inad.nopick"), http.StatusBadRequest)
 		return
 	}
 	acc := s.accountFilter(r.Context(), ss.User)

@@ -63,7 +63,7 @@ func (s *Server) startQueue(ctx context.Context) error {
 		return err
 	}
 	rc := &river.Config{
-		Queues:            map[string]river.QueueConfig{runQueue: {MaxWorkers: s.cfg.Workers}, actionQueue: {MaxWorkers: 1}},
+		Queues:            map[string]river.QueueConfig{runQueue: {MaxWorkers: s.cfg.Workers}, actionQueue: {MaxWorkers: 1, FetchPollInterval: time.Second, FetchCooldown: 250 * time.Millisecond}},
 		Workers:           workers,
 		FetchPollInterval: 200 * time.Millisecond,
 		FetchCooldown:     50 * time.Millisecond,
