@@ -11,14 +11,18 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"remessa/internal/migrate"
 )
 
 // DBFile is the name of the web app's database under its data folder: the
 // users, sessions, service accounts, remessas, runs and River's job tables.
 const DBFile = "web.db"
 
-// schema is the web app's own tables; River's come from rivermigrate.
-var schema = []string{
+// schemaV1 is the web app's own tables as the binary of 8e335f2 (the last
+// without schema versions) made them: web.db's step 1, frozen. River's
+// tables come from rivermigrate.
+var schemaV1 = []string{
 	`CREATE TABLE IF NOT EXISTS users (
 		id INTEGER PRIMARY KEY,
 		username TEXT NOT NULL UNIQUE,
@@ -127,6 +131,20 @@ var schema = []string{
 	)`,
 }
 
+// Schema is web.db's own tables, step by step (internal/migrate); a new
+// table or column is a new step at the end.
+var Schema = migrate.Schema{Name: DBFile, Table: "web_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
+	{Name: "tabelas da mesa (8e335f2)", Tx: func(ctx context.Context, tx *sql.Tx) error {
+		for _, s := range schemaV1 {
+			// The ALTERs of files older still: a column already there is fine.
+			if _, err := tx.ExecContext(ctx, s); err != nil && !(strings.HasPrefix(s, "ALTER TABLE") && strings.Contains(err.Error(), "duplicate column")) {
+				return err
+			}
+		}
+		return nil
+	}},
+}}
+
 // dsn is the modernc SQLite address of path with the pragmas the app uses:
 // WAL (readers do not wait for writers), a busy timeout, foreign keys, and
 // FULL synchronous so an acknowledged change survives a power loss.
@@ -160,10 +178,8 @@ func openDB(ctx context.Context, dir string) (db, rdb *sql.DB, err error) {
 		rdb.Close()
 		return nil, nil, fmt.Errorf("banco %s: %s: %w", path, what, e)
 	}
-	for _, s := range schema {
-		if _, err := db.ExecContext(ctx, s); err != nil && !(strings.HasPrefix(s, "ALTER TABLE") && strings.Contains(err.Error(), "duplicate column")) {
-			return fail("criar as tabelas", err)
-		}
+	if err := migrate.Up(ctx, db, &Schema); err != nil {
+		return fail("migrações", err)
 	}
 	m, err := rivermigrate.New(riversqlite.New(rdb), nil)
 	if err != nil {

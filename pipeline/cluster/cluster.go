@@ -22,11 +22,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"remessa/internal/migrate"
 	"remessa/sandbox/store"
 )
 
@@ -106,7 +108,14 @@ func scrub(err error, dsn string) error {
 
 const migrateLock = 0x72656d657373 // "remess": the advisory lock migrations run under
 
-const runsSchema = `
+// RunsSchema is the runs index's tables (remessa_runs), step by step
+// (internal/migrate); step 1 is what the binary of 8e335f2 made, frozen.
+// River's tables beside them are rivermigrate's.
+var RunsSchema = migrate.Schema{Name: "remessa_runs", Table: "remessa_runs_schema_version", Dialect: migrate.Postgres, Steps: []migrate.Step{
+	{Name: "índice das execuções (8e335f2)", SQL: runsSchemaV1},
+}}
+
+const runsSchemaV1 = `
 CREATE TABLE IF NOT EXISTS remessa_runs(
 	run_id text PRIMARY KEY,
 	job_name text NOT NULL,
@@ -136,15 +145,19 @@ func (d *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
+	// The runs index first: a database of a newer remessa is refused
+	// before River's migrator writes to it.
+	sdb := stdlib.OpenDBFromPool(d.Pool)
+	defer sdb.Close()
+	if err := migrate.Up(ctx, sdb, &RunsSchema); err != nil {
+		return fmt.Errorf("índice das execuções: %w", err)
+	}
 	m, err := rivermigrate.New(riverpgxv5.New(d.Pool), nil)
 	if err != nil {
 		return fmt.Errorf("migrações do River: %w", err)
 	}
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("migrações do River: %w", err)
-	}
-	if _, err := conn.Exec(ctx, runsSchema); err != nil {
-		return fmt.Errorf("índice das execuções: %w", err)
 	}
 	return nil
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
+	"remessa/internal/migrate"
 )
 
 // FileName is the journal's file name inside a run directory.
@@ -50,7 +52,14 @@ const (
 	CallUnknown  = "unknown" // outcome unknown (ambiguous)
 )
 
-const schema = `
+// Schema is journal.db's tables, step by step (internal/migrate); step 1
+// is what the binary of 8e335f2 made, frozen. SchemaPostgres (a run's
+// Postgres schema) has the same steps in Postgres's types.
+var Schema = migrate.Schema{Name: FileName, Table: "journal_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
+	{Name: "linhas, lotes, divisões, chamadas (8e335f2)", SQL: schemaV1},
+}}
+
+const schemaV1 = `
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rows(
 	idx INTEGER PRIMARY KEY,
@@ -193,9 +202,11 @@ func open(path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
+	s := Schema
+	s.Name = path
+	if err := migrate.Up(context.Background(), db, &s); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("journal: %s: %w", path, err)
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	return newJournal(db, path)
 }

@@ -34,11 +34,18 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"remessa/internal/migrate"
 )
 
-// pgSchema is the journal's tables in Postgres: journal.db's, with
-// Postgres types.
-const pgSchema = `
+// SchemaPostgres is a run's journal schema in Postgres: journal.db's
+// steps with Postgres types; its version table is in the run's schema.
+var SchemaPostgres = migrate.Schema{Name: "journal", Table: Schema.Table, Dialect: migrate.Postgres, Steps: []migrate.Step{
+	{Name: Schema.Steps[0].Name, SQL: pgSchemaV1},
+}}
+
+// pgSchemaV1 is the journal's tables in Postgres as 8e335f2 made them.
+const pgSchemaV1 = `
 CREATE TABLE IF NOT EXISTS meta(k text PRIMARY KEY, v bytea NOT NULL);
 CREATE TABLE IF NOT EXISTS rows(
 	idx integer PRIMARY KEY,
@@ -127,9 +134,6 @@ func openPostgres(ctx context.Context, dsn, runID string, create bool) (*Journal
 		tx, err := db.BeginTx(ctx, nil)
 		if err == nil {
 			if _, err = tx.ExecContext(ctx, `CREATE SCHEMA `+schema); err == nil {
-				_, err = tx.ExecContext(ctx, pgSchema)
-			}
-			if err == nil {
 				err = tx.Commit()
 			} else {
 				tx.Rollback()
@@ -139,6 +143,14 @@ func openPostgres(ctx context.Context, dsn, runID string, create bool) (*Journal
 			db.Close()
 			return nil, fmt.Errorf("journal: %s: %w", what, err)
 		}
+	}
+	// A schema whose creation stopped after CREATE SCHEMA has no tables
+	// yet: Up makes them as for a new one.
+	ps := SchemaPostgres
+	ps.Name = what
+	if err := migrate.Up(ctx, db, &ps); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	return newJournal(db, what)
 }

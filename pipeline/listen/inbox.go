@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 
+	"remessa/internal/migrate"
 	"remessa/internal/sqlitedb"
 )
 
@@ -30,7 +32,13 @@ const (
 	StateOrphan  = "orfao"    // belongs to no run under the runs folder
 )
 
-var schema = []string{
+// Schema is listen.db's tables, step by step (internal/migrate); step 1
+// is what the binary of 8e335f2 made, frozen.
+var Schema = migrate.Schema{Name: FileName, Table: "listen_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
+	{Name: "caixa de entrada, execuções e ids (8e335f2)", SQL: strings.Join(schemaV1, ";\n")},
+}}
+
+var schemaV1 = []string{
 	`CREATE TABLE IF NOT EXISTS inbox (
 		id INTEGER PRIMARY KEY,
 		kind TEXT NOT NULL,
@@ -67,7 +75,7 @@ var schema = []string{
 }
 
 func openDB(dir string) (*sql.DB, error) {
-	db, err := sqlitedb.Open(filepath.Join(dir, FileName), schema)
+	db, err := sqlitedb.Open(filepath.Join(dir, FileName), &Schema)
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}

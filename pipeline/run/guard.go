@@ -14,6 +14,7 @@ import (
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
+	"remessa/internal/migrate"
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
 	"remessa/reports"
@@ -52,7 +53,13 @@ type Entry struct {
 // synchronous FULL, waiting up to 10 s for the other process's lock).
 type Index struct{ Path string }
 
-const indexSchema = `
+// IndexSchema is runs.db's tables, step by step (internal/migrate); step
+// 1 is what the binary of 8e335f2 made, frozen.
+var IndexSchema = migrate.Schema{Name: IndexFile, Table: "runs_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
+	{Name: "execuções, chaves das linhas, negadas (8e335f2)", SQL: indexSchemaV1},
+}}
+
+const indexSchemaV1 = `
 CREATE TABLE IF NOT EXISTS runs (
 	id            INTEGER PRIMARY KEY, -- the order runs were added in
 	run_id        TEXT NOT NULL UNIQUE,
@@ -120,9 +127,11 @@ func (x *Index) open(ctx context.Context, create bool) (*sql.DB, error) {
 		return nil, fmt.Errorf("índice de execuções: %w", err)
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, indexSchema); err != nil {
+	s := IndexSchema
+	s.Name = x.Path
+	if err := migrate.Up(ctx, db, &s); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("índice de execuções: %s: %w", x.Path, err)
+		return nil, fmt.Errorf("índice de execuções: %w", err)
 	}
 	if _, err := os.Stat(x.legacyPath()); err == nil {
 		if err := x.importLegacy(ctx, db); err != nil {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
@@ -20,6 +21,7 @@ import (
 	"remessa/api"
 	"remessa/pipeline/results"
 
+	"remessa/internal/migrate"
 	"remessa/internal/sqlitedb"
 )
 
@@ -66,7 +68,13 @@ type Charge struct {
 	UpdatedAt   string
 }
 
-var ledgerSchema = []string{
+// LedgerSchema is situacao.db's tables, step by step (internal/migrate);
+// step 1 is what the binary of 8e335f2 made, frozen.
+var LedgerSchema = migrate.Schema{Name: FileName, Table: "situacao_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
+	{Name: "cobranças, eventos e meta (8e335f2)", SQL: strings.Join(ledgerV1, ";\n")},
+}}
+
+var ledgerV1 = []string{
 	`CREATE TABLE IF NOT EXISTS charges (
 		key TEXT PRIMARY KEY,
 		row_index INTEGER NOT NULL,
@@ -114,7 +122,7 @@ type Ledger struct {
 // OpenLedger opens (creating) the ledger of the run in dir.
 func OpenLedger(dir string) (*Ledger, error) {
 	path := filepath.Join(dir, FileName)
-	db, err := sqlitedb.Open(path, ledgerSchema)
+	db, err := sqlitedb.Open(path, &LedgerSchema)
 	if err != nil {
 		return nil, fmt.Errorf("situação %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+
+	"remessa/internal/migrate"
 )
 
 // The PostgreSQL backend: instances sharing one database (a transaction-
@@ -112,14 +114,23 @@ var pgIndexes = []string{
 	`CREATE INDEX IF NOT EXISTS doc_i1 ON doc(kind, account, i1, n, id) WHERE n IS NOT NULL`,
 }
 
-func (b pgBackend) migrate(ctx context.Context, w *sql.DB) error {
-	// Instances starting together would race on CREATE ... IF NOT EXISTS:
-	// the schema is made under the writers' lock.
-	tx, err := b.begin(ctx, w)
-	if err != nil {
+// pgSteps is the sandbox's Postgres steps (internal/migrate); step 1 is
+// what the binary of 8e335f2 did on every start, frozen.
+var pgSteps = []migrate.Step{
+	{Name: "documentos, sequências e apelidos (8e335f2)", Tx: pgV1},
+}
+
+func (pgBackend) migrate(ctx context.Context, w *sql.DB, name string) error {
+	return migrate.Up(ctx, w, &migrate.Schema{Name: name, Table: SchemaTable, Dialect: migrate.Postgres, Steps: pgSteps})
+}
+
+// pgV1 is step 1 of the sandbox's Postgres store.
+func pgV1(ctx context.Context, tx *sql.Tx) error {
+	// under the writers' lock, as every write: instances already serving
+	// wait for the schema
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(writeLock)); err != nil {
 		return err
 	}
-	defer tx.Rollback()
 	for _, q := range pgSchema {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
@@ -142,7 +153,7 @@ func (b pgBackend) migrate(ctx context.Context, w *sql.DB) error {
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 func (pgBackend) begin(ctx context.Context, w *sql.DB) (*sql.Tx, error) {

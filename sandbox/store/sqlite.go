@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"remessa/internal/migrate"
 )
 
 // The SQLite backend: the embedded default (one writer connection, WAL,
@@ -126,12 +128,39 @@ var moveIdxSQL = []string{
 	 FROM idx i WHERE NOT EXISTS (SELECT 1 FROM doc d WHERE d.kind = i.kind AND d.account = i.account AND d.id = i.id)`,
 }
 
-func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
-	tx, err := w.BeginTx(ctx, nil)
-	if err != nil {
+// sqliteSteps is sandbox.db's steps (internal/migrate); step 1 is what
+// the binary of 8e335f2 did on every start, frozen: the tables, and the
+// moves of older layouts into them (it sets *moved when the move left
+// free pages to give back).
+func sqliteSteps(moved *bool) []migrate.Step {
+	return []migrate.Step{
+		{Name: "documentos, sequências e apelidos (8e335f2)", Tx: func(ctx context.Context, tx *sql.Tx) error {
+			var err error
+			*moved, err = sqliteV1(ctx, tx)
+			return err
+		}},
+	}
+}
+
+func (sqliteBackend) migrate(ctx context.Context, w *sql.DB, name string) error {
+	moved := false
+	if err := migrate.Up(ctx, w, &migrate.Schema{Name: name, Table: SchemaTable, Dialect: migrate.SQLite, Steps: sqliteSteps(&moved)}); err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	if !moved {
+		return nil
+	}
+	// The old tables' pages are free pages of the file now (as big as
+	// the copy): give them back, and the WAL the copy went through.
+	if _, err := w.ExecContext(ctx, `VACUUM`); err != nil {
+		return fmt.Errorf("vacuum after moving the index rows: %w", err)
+	}
+	_, err := w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
+}
+
+// sqliteV1 is step 1 of sandbox.db.
+func sqliteV1(ctx context.Context, tx *sql.Tx) (moved bool, err error) {
 	count := func(q string, args ...any) (int, error) {
 		var n int
 		err := tx.QueryRowContext(ctx, q, args...).Scan(&n)
@@ -142,21 +171,20 @@ func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
 		return n > 0, err
 	}
 	if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
-		return err
+		return false, err
 	}
 	hasDoc, err := table("doc")
 	if err != nil {
-		return err
+		return false, err
 	}
 	merged, err := count(`SELECT count(*) FROM pragma_table_info('doc') WHERE name = 'n'`)
 	if err != nil {
-		return err
+		return false, err
 	}
-	moved := false
 	switch {
 	case !hasDoc:
 		if _, err := tx.ExecContext(ctx, sqliteDocTable); err != nil {
-			return err
+			return false, err
 		}
 	case merged == 0:
 		// A database of the versions with a table of index rows (idx):
@@ -165,36 +193,27 @@ func (sqliteBackend) migrate(ctx context.Context, w *sql.DB) error {
 		stmts = append(stmts, `DROP TABLE doc`, `DROP TABLE idx`, `ALTER TABLE doc_new RENAME TO doc`)
 		for _, q := range stmts {
 			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("move the index rows into doc: %w", err)
+				return false, fmt.Errorf("move the index rows into doc: %w", err)
 			}
 		}
 		moved = true
 	}
 	if _, err := tx.ExecContext(ctx, sqliteDocIndexes); err != nil {
-		return err
+		return false, err
 	}
 	// A database of an older version still (table docs): its documents
 	// move to the new table.
 	if old, err := table("docs"); err != nil {
-		return err
+		return false, err
 	} else if old {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO doc(kind, account, id, json, updated_at) SELECT kind, account, id, json, updated_at FROM docs`); err != nil {
-			return err
+			return false, err
 		}
 		if _, err := tx.ExecContext(ctx, `DROP TABLE docs`); err != nil {
-			return err
+			return false, err
 		}
 	}
-	if err := tx.Commit(); err != nil || !moved {
-		return err
-	}
-	// The old tables' pages are free pages of the file now (as big as
-	// the copy): give them back, and the WAL the copy went through.
-	if _, err := w.ExecContext(ctx, `VACUUM`); err != nil {
-		return fmt.Errorf("vacuum after moving the index rows: %w", err)
-	}
-	_, err = w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-	return err
+	return moved, nil
 }
 
 func (sqliteBackend) begin(ctx context.Context, w *sql.DB) (*sql.Tx, error) {

@@ -53,6 +53,10 @@ type Options struct {
 	CacheSize int
 }
 
+// SchemaTable is the table keeping the store's schema version
+// (internal/migrate), in sandbox.db and in the sandbox's Postgres schema.
+const SchemaTable = "sandbox_schema_version"
+
 // DefaultCacheSize is the number of decoded documents a Cache keeps.
 const DefaultCacheSize = 8192
 
@@ -91,7 +95,7 @@ type backend interface {
 	// open connects and returns the writer and reader pools (they may be
 	// the same).
 	open(path string, o Options) (w, r *sql.DB, err error)
-	migrate(ctx context.Context, w *sql.DB) error
+	migrate(ctx context.Context, w *sql.DB, name string) error
 	// rebind turns the ?-placeholders of q into the backend's.
 	rebind(q string) string
 	// begin starts a write transaction holding the cross-writer lock.
@@ -174,8 +178,12 @@ func OpenWith(path string, opts Options) (*Store, error) {
 
 func (s *Store) migrate() error {
 	ctx := context.Background()
-	if err := s.be.migrate(ctx, s.w); err != nil {
-		return fmt.Errorf("store: create schema in %s: %w", Redact(s.path), err)
+	name := filepath.Base(s.path)
+	if s.be.shared() {
+		name = "sandbox " + Redact(s.path)
+	}
+	if err := s.be.migrate(ctx, s.w, name); err != nil {
+		return fmt.Errorf("store: schema of %s: %w", Redact(s.path), err)
 	}
 	if err := s.r.PingContext(ctx); err != nil {
 		return fmt.Errorf("store: open readers on %s: %w", Redact(s.path), err)
