@@ -34,6 +34,8 @@ func (s *Server) adminRoutes() []route {
 		{"POST /admin/contas", RoleAdmin, s.adminCreateAccount},
 		{"GET /admin/contas/{id}", RoleAdmin, s.adminAccount},
 		{"POST /admin/contas/{id}", RoleAdmin, s.adminSaveAccount},
+		{"GET /admin/backup", RoleAdmin, s.adminBackupPage},
+		{"POST /admin/backup", RoleAdmin, s.adminBackup},
 	}
 }
 

@@ -51,6 +51,7 @@ var dict = map[string][2]string{
 	"nav.admin":          {"Administração", "Administration"},
 	"nav.users":          {"Usuários", "Users"},
 	"nav.accounts":       {"Contas de serviço", "Service accounts"},
+	"nav.backup":         {"Backup", "Backup"},
 	"nav.logout":         {"Sair", "Sign out"},
 	"nav.lang":           {"English", "Português"},
 	"err.title":          {"Não foi possível continuar", "Could not continue"},

@@ -52,4 +52,3 @@ func TestNewerWebDBRefused(t *testing.T) {
 	}
 	db.Close()
 }
-

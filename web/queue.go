@@ -223,6 +223,10 @@ func (s *Server) loadRun(ctx context.Context, id int64) (*runRecord, error) {
 		return nil, err
 	}
 	r.Again, r.Cluster = again != 0, clu != 0
+	// A run's folder is execucoes/<run id> under this server's data
+	// folder, whatever path the row recorded when it was made: a data
+	// folder moved, or restored from a backup elsewhere, keeps its runs.
+	r.Dir = filepath.Join(s.runsDir(), r.RunID)
 	return &r, nil
 }
 
