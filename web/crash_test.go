@@ -58,6 +58,43 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 	}
 	crashSetFaults(t, sbURL, `{"all":{},"routes":{"PUT /v2/lotecobv/:id":{"latency":"500ms","jitter":"1s"},"GET /v2/cobv":{"latency":"2s","jitter":"2s"}}}`)
 	c := crashLogin(t, p.url)
+	runPath := crashStartCobvRun(t, c, sheet, rows)
+	t.Logf("run %s started after %s", runPath, time.Since(start).Round(time.Millisecond))
+
+	// Kill once the batches are under way (sent or being sent, none
+	// fetched yet: a fetch takes at least 2 s), or later if the events
+	// only show it then.
+	ev := crashWatchProgress(t, c, runPath+"/eventos", func(ev RunEvent) bool {
+		return ev.Finished || ev.Progress.Batches > 0 || ev.Progress.Done > 0
+	})
+	if ev.Finished || ev.Progress.Done >= rows {
+		t.Fatalf("the run got to the end before the kill: %+v", ev)
+	}
+	// let the batch PUTs reach the sandbox (0.5-1.5 s each) while no
+	// batch's charges can have been fetched yet (2-4 s each after that)
+	time.Sleep(1200 * time.Millisecond)
+	p.kill9(t)
+	t.Logf("killed with %d/%d rows done (%s) after %s", ev.Progress.Done, ev.Progress.Total, ev.Progress.Phase,
+		time.Since(start).Round(time.Millisecond))
+
+	// Same command on the same data: the run goes on by itself.
+	p = crashStartWeb(t, bin, data, pwFile)
+	c = crashLogin(t, p.url)
+	crashWaitDone(t, c, p, runPath)
+	t.Logf("run done after the restart, %s in all", time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(p.log(), "execução retomada após parada do servidor") {
+		t.Errorf("the restart did not log the run's recovery; stderr:\n%s", p.log())
+	}
+	p.stop(t)
+
+	crashCheckCobvOnce(t, data, rows, cents, start)
+	t.Logf("checked in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// crashStartCobvRun uploads sheet as a cobv remessa through c, confirms
+// it, and returns the run page's path.
+func crashStartCobvRun(t *testing.T, c *client, sheet []byte, rows int) string {
+	t.Helper()
 	r := c.postMultipart("/remessas", url.Values{"kind": {"cobv"}, "account": {"1"}},
 		upload{Field: "planilha", Name: "cobrancas.csv", Data: sheet})
 	if r.Status != http.StatusOK || !strings.HasSuffix(r.URL.Path, "/colunas") {
@@ -83,31 +120,15 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 	if r.Status != http.StatusOK || !strings.HasPrefix(r.URL.Path, "/execucoes/") {
 		t.Fatalf("confirm: %d at %s: %s", r.Status, r.URL.Path, crashSnippet(r.Body))
 	}
-	runPath := r.URL.Path
-	t.Logf("run %s started after %s", runPath, time.Since(start).Round(time.Millisecond))
+	return r.URL.Path
+}
 
-	// Kill once the batches are under way (sent or being sent, none
-	// fetched yet: a fetch takes at least 2 s), or later if the events
-	// only show it then.
-	ev := crashWatchProgress(t, c, runPath+"/eventos", func(ev RunEvent) bool {
-		return ev.Finished || ev.Progress.Batches > 0 || ev.Progress.Done > 0
-	})
-	if ev.Finished || ev.Progress.Done >= rows {
-		t.Fatalf("the run got to the end before the kill: %+v", ev)
-	}
-	// let the batch PUTs reach the sandbox (0.5-1.5 s each) while no
-	// batch's charges can have been fetched yet (2-4 s each after that)
-	time.Sleep(1200 * time.Millisecond)
-	p.kill9(t)
-	t.Logf("killed with %d/%d rows done (%s) after %s", ev.Progress.Done, ev.Progress.Total, ev.Progress.Phase,
-		time.Since(start).Round(time.Millisecond))
-
-	// Same command on the same data: the run goes on by itself.
-	p = crashStartWeb(t, bin, data, pwFile)
-	c = crashLogin(t, p.url)
+// crashWaitDone waits up to 2 minutes for the run at runPath to be done.
+func crashWaitDone(t *testing.T, c *client, p *crashWeb, runPath string) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		r = c.get(runPath)
+		r := c.get(runPath)
 		if r.Status != http.StatusOK {
 			t.Fatalf("run page: %d %s", r.Status, crashSnippet(r.Body))
 		}
@@ -122,12 +143,13 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("run done after the restart, %s in all", time.Since(start).Round(time.Millisecond))
-	if !strings.Contains(p.log(), "execução retomada após parada do servidor") {
-		t.Errorf("the restart did not log the run's recovery; stderr:\n%s", p.log())
-	}
-	p.stop(t)
+}
 
+// crashCheckCobvOnce checks the run of the desk's data folder data: its
+// results have every row issued, and the embedded sandbox holds exactly
+// one cobv per row, with the row's value.
+func crashCheckCobvOnce(t *testing.T, data string, rows int, cents map[string]int64, start time.Time) {
+	t.Helper()
 	// The run's results: every row issued, once.
 	res := crashResults(t, filepath.Join(data, "execucoes"))
 	if !res.Run.Complete || res.Totals.Issued.Rows != rows || len(res.Rows) != rows {
@@ -195,7 +217,6 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 	if bad > 10 {
 		t.Errorf("... %d rows wrong in all", bad)
 	}
-	t.Logf("checked in %s", time.Since(start).Round(time.Millisecond))
 }
 
 // crashBuildRemessa builds the remessa command (once per test process).
