@@ -39,8 +39,8 @@ func TestUpgradeRunsFrom8e335f2(t *testing.T) {
 	runs := filepath.Join(root, "runs")
 	dir := filepath.Join(runs, "20261127-235952-5b96dc")
 
-	// the journal as the old binary left it: no version table, 12 POSTs
-	// intended, at most 11 answered
+	// the journal as the old binary left it: no version table, POSTs
+	// intended and not answered, rows not yet sent
 	if db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, journal.FileName)); err != nil {
 		t.Fatal(err)
 	} else {
@@ -50,8 +50,8 @@ func TestUpgradeRunsFrom8e335f2(t *testing.T) {
 		}
 		have, _, err := migrate.Version(ctx, db, &journal.Schema)
 		db.Close()
-		if err != nil || have != 0 || intended != 12 || answered >= 12 {
-			t.Fatalf("the fixture's journal: version %d (%v), %d POSTs intended, %d answered; want 0, 12 and fewer", have, err, intended, answered)
+		if err != nil || have != 0 || answered >= intended || answered >= 25 {
+			t.Fatalf("the fixture's journal: version %d (%v), %d POSTs intended, %d answered; want 0, and a run half-way", have, err, intended, answered)
 		}
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/rs/zerolog"
@@ -28,7 +29,28 @@ func ReadMeta(ctx context.Context, dir string) (Meta, error) {
 	if err := json.Unmarshal([]byte(metas["meta"]), &m); err != nil || m.RunID == "" {
 		return Meta{}, fmt.Errorf("journal de %s: metadados ilegíveis", dir)
 	}
+	m.relocate(dir)
 	return m, nil
+}
+
+// relocate points the run's embedded sandbox folder, when it is the
+// default one of its runs folder (<runs>/.sandbox, recorded as an
+// absolute path when the run began), at the runs folder the run is in
+// now: a runs folder moved, or restored from a backup elsewhere, goes on
+// with its own sandbox and never with the one at the old place.
+func (m *Meta) relocate(dir string) {
+	if m.SandboxDir == "" || filepath.Base(m.SandboxDir) != ".sandbox" {
+		return
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	if here := sandboxDirFor(filepath.Dir(abs)); here != m.SandboxDir {
+		if st, err := os.Stat(here); err == nil && st.IsDir() {
+			m.SandboxDir = here
+		}
+	}
 }
 
 // Connect opens the service the run in dir issued on, the way Resume

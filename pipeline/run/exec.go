@@ -102,6 +102,7 @@ func executeWith(ctx context.Context, j *journal.Journal, dir string, opts Optio
 	if err := json.Unmarshal([]byte(metas["meta"]), &m); err != nil {
 		return nil, fmt.Errorf("journal: metadados ilegíveis: %w", err)
 	}
+	m.relocate(dir)
 	log, lc, err := newLogger(dir)
 	if err != nil {
 		return nil, err
