@@ -43,7 +43,7 @@ type Journal struct {
 
 // OpenJournal opens (creating) the reminder journal of the run in dir.
 func OpenJournal(dir string) (*Journal, error) {
-	db, err := sqlitedb.Open(filepath.Join(dir, FileName), schema)
+	db, err := sqlitedb.Open(filepath.Join(dir, FileName), &Schema)
 	if err != nil {
 		return nil, fmt.Errorf("lembretes: %w", err)
 	}

@@ -1,12 +1,24 @@
 package remind
 
+import (
+	"strings"
+
+	"remessa/internal/migrate"
+)
+
 // FileName is the reminder journal of a run folder: what the régua sent,
 // is sending or decided not to send, per charge and step.
 const FileName = "lembretes.db"
 
-// schema is the DDL of lembretes.db, kept in this one place until the
-// versioned migrations of every database (issue 16) take it over as their
-// first step for this file.
+// Schema is lembretes.db's tables, step by step (internal/migrate; docs/
+// operations.md "Upgrades"): step 1 is the DDL below as the first binaries
+// with reminders made it (CREATE TABLE IF NOT EXISTS, so a file they wrote
+// is taken as it is), frozen; a new table or column is a new step.
+var Schema = migrate.Schema{Name: FileName, Table: "lembretes_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
+	{Name: "envios e passadas", SQL: strings.Join(schemaV1, ";\n")},
+}}
+
+// schemaV1 is step 1 of lembretes.db.
 //
 // sends: one row per charge and step (UNIQUE: a step is sent at most once
 // per charge). A row is written in state "sending" and committed before
@@ -15,7 +27,7 @@ const FileName = "lembretes.db"
 // crash between the two and becomes "uncertain", never sent again. A send
 // known not to have happened (the server refused the connection, a 429)
 // deletes its row so a later pass tries again.
-var schema = []string{
+var schemaV1 = []string{
 	`CREATE TABLE IF NOT EXISTS sends (
 		id INTEGER PRIMARY KEY,
 		charge_key TEXT NOT NULL,
