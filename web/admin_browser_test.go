@@ -8,7 +8,8 @@ import (
 // TestBrowserAdmin is the administrator's pages in a real browser: the
 // users list, a new operator created with a password the app makes up
 // (shown once, then never again), the accounts list and a new account
-// with its client credentials (the secret never comes back into a page).
+// with its client credentials (the secret never comes back into a page),
+// and the backup page.
 // Every page is photographed at 1280 and 390 px.
 func TestBrowserAdmin(t *testing.T) {
 	srv := btServer(t)
@@ -72,5 +73,15 @@ func TestBrowserAdmin(t *testing.T) {
 		t.Error("the accounts list does not show the new account's Pix address")
 	}
 	browserBothWidths(t, ctx, "admin-05-contas-com-loja")
+
+	// the backup page, reached from the menu
+	browserClick(t, ctx, "a[href='/admin/backup']")
+	if p := browserPath(t, ctx); p != "/admin/backup" {
+		t.Fatalf("the menu's Backup went to %s", p)
+	}
+	if txt := browserText(t, ctx, "main"); !strings.Contains(txt, "Baixar backup") || !strings.Contains(txt, "remessa restore") {
+		t.Errorf("the backup page lacks its button or the restore command: %s", txt)
+	}
+	browserBothWidths(t, ctx, "admin-06-backup")
 	browserCheckConsole(t, rec)
 }
