@@ -14,6 +14,27 @@ import (
 // journals and ledgers, the embedded sandbox) as one archive, taken while
 // the desk works (internal/backup), for `remessa restore`.
 
+// backupDict holds the backup page's texts: key -> {Portuguese, English}.
+var backupDict = map[string][2]string{
+	"admin.backup.title":         {"Backup", "Backup"},
+	"admin.backup.intro":         {"Baixe uma cópia de todos os dados da mesa num só arquivo. Pode baixar com execuções em andamento: a cópia é de um só instante, e uma execução restaurada continua do ponto em que estava, sem emitir nada duas vezes.", "Download a copy of all of the desk's data in one file. You may download it while runs are in progress: the copy is of a single moment, and a restored run goes on from where it was, issuing nothing twice."},
+	"admin.backup.what.db":       {"os usuários, as contas de serviço, as remessas e a fila de execuções (web.db);", "the users, service accounts, remessas and the runs' queue (web.db);"},
+	"admin.backup.what.key":      {"a chave que protege as credenciais das contas (guarde o arquivo com o mesmo cuidado que as credenciais);", "the key that protects the accounts' credentials (keep the file as carefully as the credentials);"},
+	"admin.backup.what.runs":     {"as execuções, com seus journals, situações e relatórios, e os dados do serviço embutido.", "the runs, with their journals, status ledgers and reports, and the embedded service's data."},
+	"admin.backup.cluster":       {"Esta mesa guarda as execuções no PostgreSQL (--db): elas não estão neste arquivo; faça o backup do banco com pg_dump.", "This desk keeps its runs in PostgreSQL (--db): they are not in this file; back the database up with pg_dump."},
+	"admin.backup.folder":        {"Pasta de dados:", "Data folder:"},
+	"admin.backup.download":      {"Baixar backup", "Download backup"},
+	"admin.backup.restore.title": {"Para restaurar", "To restore"},
+	"admin.backup.restore":       {"Pare a mesa, restaure o arquivo numa pasta vazia e inicie a mesa nela:", "Stop the desk, restore the file into an empty folder and start the desk there:"},
+	"admin.backup.failed":        {"Não foi possível fazer o backup. Tente de novo; se persistir, veja o log do servidor.", "The backup could not be made. Try again; if it persists, see the server's log."},
+}
+
+func init() {
+	for k, v := range backupDict {
+		dict[k] = v
+	}
+}
+
 type adminBackupData struct {
 	DataDir string
 	Cluster bool // runs are in PostgreSQL (--db): not in the archive
