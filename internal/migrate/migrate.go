@@ -9,7 +9,7 @@
 // right after opening it and before anything else touches it:
 //
 //   - a database at the newest version costs two small queries (does the
-//     version table exist, what is its highest version);
+//     version table exist, what is its highest version), without goose;
 //   - an older one is moved forward step by step, each step and its
 //     version row in one transaction (goose, github.com/pressly/goose/v3,
 //     keeps the version table; on PostgreSQL a session advisory lock keeps
@@ -99,12 +99,24 @@ func (e *NewerError) Is(target error) bool { return target == ErrNewer }
 // Up brings db to the schema's last step (see the package doc). It
 // returns a *NewerError, and writes nothing, when db is beyond it.
 func Up(ctx context.Context, db *sql.DB, s *Schema) error {
+	// The common case first, without goose: two small queries.
+	have, known, err := Version(ctx, db, s)
+	if err != nil {
+		return fmt.Errorf("%s: ler a versão do esquema: %w", s.Name, err)
+	}
+	switch {
+	case have > known:
+		return &NewerError{Name: s.Name, Have: have, Known: known}
+	case have == known:
+		return nil
+	}
 	p, err := s.provider(db)
 	if err != nil {
 		return err
 	}
-	have, known, err := p.GetVersions(ctx)
-	if err != nil {
+	// again through goose (it makes the version table when there is none;
+	// another process may have moved the database meanwhile)
+	if have, known, err = p.GetVersions(ctx); err != nil {
 		return fmt.Errorf("%s: ler a versão do esquema: %w", s.Name, err)
 	}
 	switch {
