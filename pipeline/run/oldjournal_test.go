@@ -51,7 +51,8 @@ func TestResumeOldFormatJournal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, q := range []string{`DELETE FROM meta WHERE k LIKE 'journal.dict%'`, `DROP TABLE chunks`} {
+	// (and no schema version table: those binaries wrote none)
+	for _, q := range []string{`DELETE FROM meta WHERE k LIKE 'journal.dict%'`, `DROP TABLE chunks`, `DROP TABLE ` + journal.Schema.Table} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +60,11 @@ func TestResumeOldFormatJournal(t *testing.T) {
 	db.Close()
 
 	out2, err := run.Resume(ctx, out.Dir, run.Options{BaseURL: rn.URL, Getenv: remoteEnv, Quota: 1000})
-	if err != nil || out2.ExitCode() != 0 {
-		t.Fatalf("resume: %v exit %d stop %v", err, out2.ExitCode(), out2.Stop)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if out2.ExitCode() != 0 {
+		t.Fatalf("resume: exit %d stop %v", out2.ExitCode(), out2.Stop)
 	}
 	assertOneCarnetEach(t, client(t, rn, testClientID, testClientSecret), out.RunID, ps, 3)
 	if out2.Results.Totals.Issued.Rows != len(ps) {
