@@ -1,9 +1,15 @@
 package web
 
-// deskActionsSchema is the DDL of the desk's follow-up actions (actions.go),
-// kept in this one place until web.db has versioned migrations: init adds
-// it to schema, which openDB applies (CREATE … IF NOT EXISTS, so an older
-// web.db gains the table on its next start and nothing else changes).
+import (
+	"strings"
+
+	"remessa/internal/migrate"
+)
+
+// deskActionsSchema is the DDL of the desk's follow-up actions (actions.go):
+// step 2 of web.db (init appends it to Schema, internal/migrate; CREATE …
+// IF NOT EXISTS, so a web.db of the binaries that made it before versions
+// keeps its table as it is).
 //
 // desk_actions holds one row per selection the desk planned: the selection
 // itself as an action spec (pipeline/actions.Spec as JSON), the plan shown,
@@ -38,4 +44,6 @@ var deskActionsSchema = []string{
 	`CREATE INDEX IF NOT EXISTS desk_actions_open ON desk_actions(status) WHERE status IN ('queued', 'running')`,
 }
 
-func init() { schema = append(schema, deskActionsSchema...) }
+func init() {
+	Schema.Steps = append(Schema.Steps, migrate.Step{Name: "ações da mesa", SQL: strings.Join(deskActionsSchema, ";\n")})
+}
