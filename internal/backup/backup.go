@@ -121,6 +121,9 @@ func scan(dir, exclude string) ([]entry, error) {
 		if err != nil {
 			return err
 		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), StagingPrefix) {
+			return filepath.SkipDir // a restore that was cut short
+		}
 		if !d.Type().IsRegular() || isTransient(d.Name()) || p == exclude {
 			return nil
 		}

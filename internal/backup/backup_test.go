@@ -148,8 +148,31 @@ func TestRestoreRefusals(t *testing.T) {
 	if _, err := Restore(ctx, strings.NewReader("não sou um backup"), t.TempDir(), RestoreOptions{}); err == nil || !strings.Contains(err.Error(), "não é um backup do remessa") {
 		t.Fatalf("restore of a text file: %v", err)
 	}
-	if _, err := Restore(ctx, bytes.NewReader(arc[:len(arc)/2]), t.TempDir(), RestoreOptions{}); err == nil {
-		t.Fatal("a truncated archive restored without error")
+	for _, cut := range []int{len(arc) / 2, len(arc) - 4} {
+		empty := t.TempDir()
+		if _, err := Restore(ctx, bytes.NewReader(arc[:cut]), empty, RestoreOptions{}); err == nil || cut > len(arc)/2 && !strings.Contains(err.Error(), "nada foi restaurado") {
+			t.Fatalf("an archive cut at byte %d of %d: %v", cut, len(arc), err)
+		}
+		if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+			t.Fatalf("an archive cut at byte %d left %d entries in the target folder", cut, len(ents))
+		}
+	}
+	// A truncated archive forced over a folder leaves that folder's
+	// database as it was (rows 1..7), not half replaced.
+	kept := t.TempDir()
+	kdb := openDB(t, filepath.Join(kept, "a.db"))
+	for i := 1; i <= 7; i++ {
+		kdb.Exec(`INSERT INTO t(n) VALUES (?)`, i)
+	}
+	kdb.Close()
+	if _, err := Restore(ctx, bytes.NewReader(arc[:len(arc)-4]), kept, RestoreOptions{Force: true}); err == nil {
+		t.Fatal("a truncated archive forced over a folder restored without error")
+	}
+	if ents, _ := os.ReadDir(kept); len(ents) != 1 || ents[0].Name() != "a.db" {
+		t.Fatalf("a failed forced restore left %d entries, want a.db alone", len(ents))
+	}
+	if n := maxN(t, filepath.Join(kept, "a.db")); n != 7 {
+		t.Fatalf("after a failed forced restore a.db is at row %d, want its own 7", n)
 	}
 	var evil bytes.Buffer
 	zw := gzip.NewWriter(&evil)

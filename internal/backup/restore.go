@@ -39,11 +39,17 @@ func RestoreFile(ctx context.Context, file, dir string, o RestoreOptions) (*Mani
 	return m, nil
 }
 
+// StagingPrefix names the folder Restore unpacks into before moving the
+// files into place; Write skips such folders.
+const StagingPrefix = ".restore-staging-"
+
 // Restore brings the archive read from r back into dir (created when
 // missing). It refuses a dir with files unless o.Force, and a dir that a
-// running `remessa web` holds. Each file is written beside its place and
-// renamed over it; a database's stale WAL and shared-memory files are
-// removed first, so SQLite never replays them over the copy.
+// running `remessa web` holds. The whole archive is unpacked and checked
+// in a staging folder inside dir first, so a truncated or corrupt archive
+// changes nothing; then each file is renamed over its place, a
+// database's stale WAL and shared-memory files removed first, so SQLite
+// never replays them over the copy.
 func Restore(ctx context.Context, r io.Reader, dir string, o RestoreOptions) (*Manifest, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -56,7 +62,18 @@ func Restore(ctx context.Context, r io.Reader, dir string, o RestoreOptions) (*M
 	if err != nil {
 		return nil, err
 	}
-	if len(ents) > 0 && !o.Force {
+	others := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), StagingPrefix) {
+			// left by a restore killed before its end: never in place
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		others++
+	}
+	if others > 0 && !o.Force {
 		return nil, fmt.Errorf("%s: %w (use --force para restaurar por cima)", dir, ErrNotEmpty)
 	}
 	if lf, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR, 0); err == nil {
@@ -86,7 +103,16 @@ func Restore(ctx context.Context, r io.Reader, dir string, o RestoreOptions) (*M
 	for _, d := range m.Databases {
 		dbs[d.Path] = true
 	}
-	n := 0
+	// Every file goes first into a staging folder inside dir; only when
+	// the whole archive has been read, its count checked against the
+	// manifest and gzip's checksum verified does any file move into its
+	// place. A truncated or corrupt archive leaves dir as it was.
+	stage, err := os.MkdirTemp(dir, StagingPrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stage)
+	var names []string
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -96,15 +122,32 @@ func Restore(ctx context.Context, r io.Reader, dir string, o RestoreOptions) (*M
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("arquivo corrompido depois de %d arquivos: %w", n, err)
+			return nil, fmt.Errorf("arquivo corrompido depois de %d arquivos: %w (nada foi restaurado)", len(names), err)
 		}
 		if h.Typeflag != tar.TypeReg {
 			return nil, fmt.Errorf("entrada %q: só arquivos comuns são restaurados", h.Name)
 		}
 		clean := path.Clean(h.Name)
-		if clean != h.Name || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || isTransient(clean) {
+		if clean != h.Name || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || isTransient(clean) || strings.HasPrefix(clean, StagingPrefix) {
 			return nil, fmt.Errorf("entrada %q: caminho fora da pasta", h.Name)
 		}
+		to := filepath.Join(stage, filepath.FromSlash(clean))
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return nil, err
+		}
+		if err := writeAtomic(to, tr, os.FileMode(h.Mode)&0o777); err != nil {
+			return nil, fmt.Errorf("%s: %w (nada foi restaurado)", clean, err)
+		}
+		names = append(names, clean)
+	}
+	// Reading to the end makes gzip check its CRC and length.
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		return nil, fmt.Errorf("arquivo corrompido: %w (nada foi restaurado)", err)
+	}
+	if len(names) != m.Files {
+		return nil, fmt.Errorf("o backup tem %d arquivos e o manifesto diz %d: arquivo incompleto (nada foi restaurado)", len(names), m.Files)
+	}
+	for _, clean := range names {
 		to := filepath.Join(dir, filepath.FromSlash(clean))
 		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 			return nil, err
@@ -116,13 +159,9 @@ func Restore(ctx context.Context, r io.Reader, dir string, o RestoreOptions) (*M
 				}
 			}
 		}
-		if err := writeAtomic(to, tr, os.FileMode(h.Mode)&0o777); err != nil {
+		if err := os.Rename(filepath.Join(stage, filepath.FromSlash(clean)), to); err != nil {
 			return nil, fmt.Errorf("%s: %w", clean, err)
 		}
-		n++
-	}
-	if n != m.Files {
-		return nil, fmt.Errorf("o backup tem %d arquivos e o manifesto diz %d: arquivo incompleto", n, m.Files)
 	}
 	return &m, syncDir(dir)
 }
