@@ -278,7 +278,7 @@ func (s *Server) renderSelect(w http.ResponseWriter, r *http.Request, ss *sessio
 	})
 	flush()
 	if err != nil {
-		s.log.Error().Err(err).Int64("execucao", rec.ID).Msg("seleção")
+		logOf(r.Context(), s.log).Error().Err(err).Int64("execucao", rec.ID).Msg("seleção")
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
 	}
@@ -478,7 +478,7 @@ func (s *Server) newDeskAction(r *http.Request, ss *session, rec *runRecord, spe
 	ro.Observe = nil
 	j, plan, err := actions.PrepareJob(ctx, j, actions.Options{Run: ro, Now: s.cfg.Now})
 	if err != nil {
-		s.log.Error().Err(err).Int64("execucao", rec.ID).Msg("plano da ação")
+		logOf(r.Context(), s.log).Error().Err(err).Int64("execucao", rec.ID).Msg("plano da ação")
 		return drop(fmt.Sprintf(tr(lang, "sit.failed"), s.cleanActionMsg(err.Error())), http.StatusBadGateway)
 	}
 	pb, _ := json.Marshal(plan)
@@ -728,7 +728,7 @@ func (s *Server) confirmAction(w http.ResponseWriter, r *http.Request, ss *sessi
 		http.Redirect(w, r, fmt.Sprintf("/acoes/%d", a.ID), http.StatusSeeOther)
 		return
 	}
-	job, err := s.river.InsertTx(ctx, tx, ActionArgs{Action: a.ID, Gen: 0}, nil)
+	job, err := s.river.InsertTx(ctx, tx, ActionArgs{Action: a.ID, Gen: 0, RequestID: requestIDOf(ctx)}, nil)
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return

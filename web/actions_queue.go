@@ -25,6 +25,9 @@ import (
 type ActionArgs struct {
 	Action int64 `json:"action"`
 	Gen    int   `json:"gen"`
+	// RequestID is the id of the request that confirmed the action, so
+	// the job's log lines can be found with the request's.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // Kind is River's name for the job.
@@ -131,6 +134,7 @@ func (s *Server) workAction(ctx context.Context, args ActionArgs) error {
 	if a.Generation != args.Gen {
 		return nil // superseded by a newer job
 	}
+	log := s.log.With().Int64("acao", a.ID).Str("request_id", args.RequestID).Logger()
 	switch a.Status {
 	case "done", "problems", "failed", "planned":
 		return nil
@@ -184,7 +188,7 @@ func (s *Server) workAction(ctx context.Context, args ActionArgs) error {
 	s.db.ExecContext(wctx, `UPDATE desk_actions SET outcome = ? WHERE id = ?`, string(sb), a.ID)
 	// the run page's situation includes what the action changed
 	if _, _, err := conciliacao.WriteRun(wctx, rec.Dir, rules.Today(status.ServiceNow(wctx, rec.Dir, s.now())), "pt"); err != nil {
-		s.log.Error().Err(err).Int64("acao", a.ID).Msg("conciliação depois da ação")
+		log.Error().Err(err).Msg("conciliação depois da ação")
 	}
 	if out.Pending > 0 {
 		msg := fmt.Sprintf("%d item(ns) pendente(s); tentando de novo", out.Pending)

@@ -507,7 +507,7 @@ func checkPersonName(lang, name string) string {
 
 // adminFail logs an unexpected error and answers the plain failure page.
 func (s *Server) adminFail(w http.ResponseWriter, r *http.Request, err error) {
-	s.log.Error().Err(err).Str("path", r.URL.Path).Msg("administração")
+	logOf(r.Context(), s.log).Error().Err(err).Str("path", r.URL.Path).Msg("administração")
 	s.fail(w, r, http.StatusInternalServerError, msgInternal)
 }
 

@@ -72,12 +72,12 @@ func (s *Server) adminBackup(w http.ResponseWriter, r *http.Request, ss *session
 	start := time.Now()
 	m, err := backup.Write(r.Context(), s.cfg.DataDir, sw, backup.Options{Remessa: run.Version, Now: s.now})
 	if err != nil {
-		s.log.Error().Err(err).Bool("iniciado", sw.started).Msg("backup")
+		logOf(r.Context(), s.log).Error().Err(err).Bool("iniciado", sw.started).Msg("backup")
 		if !sw.started {
 			s.fail(w, r, http.StatusInternalServerError, tr(langOf(r), "admin.backup.failed"))
 		}
 		return
 	}
 	s.audit(r.Context(), ss.User.ID, "backup", fmt.Sprintf("%d arquivos, %d bancos", m.Files, len(m.Databases)))
-	s.log.Info().Int("arquivos", m.Files).Int64("bytes", m.Bytes).Dur("pausa", m.Paused).Dur("duracao", time.Since(start)).Msg("backup baixado")
+	logOf(r.Context(), s.log).Info().Int("arquivos", m.Files).Int64("bytes", m.Bytes).Dur("pausa", m.Paused).Dur("duracao", time.Since(start)).Msg("backup baixado")
 }

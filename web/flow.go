@@ -65,7 +65,7 @@ func (s *Server) templateDownload(w http.ResponseWriter, r *http.Request, ss *se
 	defer os.RemoveAll(dir)
 	p := filepath.Join(dir, "modelo.xlsx")
 	if err := pipeline.WriteTemplate(k, p, s.now(), langOf(r)); err != nil {
-		s.log.Error().Err(err).Msg("modelo")
+		logOf(r.Context(), s.log).Error().Err(err).Msg("modelo")
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
 	}

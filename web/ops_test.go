@@ -219,6 +219,26 @@ func TestMetricsMove(t *testing.T) {
 	if !started || !stopped {
 		t.Errorf("the run's log lines do not name the request that started it (began %v, ended %v):\n%s", started, stopped, logs.String())
 	}
+	// a handler's own log line (the backup download's) names its request too
+	breq, _ := http.NewRequest(http.MethodPost, srv.URL+"/admin/backup", strings.NewReader(url.Values{"csrf": {c.csrf}}.Encode()))
+	breq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	breq.Header.Set("X-Request-Id", "pedido-backup-9")
+	bresp, err := c.http.Do(breq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, bresp.Body)
+	bresp.Body.Close()
+	if bresp.StatusCode != http.StatusOK {
+		t.Fatalf("backup download: %d", bresp.StatusCode)
+	}
+	named := false
+	for _, line := range strings.Split(logs.String(), "\n") {
+		named = named || strings.Contains(line, `"request_id":"pedido-backup-9"`) && strings.Contains(line, "backup baixado")
+	}
+	if !named {
+		t.Errorf("the backup's log line does not name its request:\n%s", logs.String())
+	}
 	carnet := map[string]string{"api": "v1", "route": "POST /v1/carnet", "status": "200"}
 	if got := metricValue(after, "remessa_api_calls_total", carnet) - metricValue(mid, "remessa_api_calls_total", carnet); got != 40 {
 		t.Errorf("POST /v1/carnet 200 moved by %v, want 40", got)

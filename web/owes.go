@@ -123,13 +123,13 @@ func (s *Server) whoOwes(ctx context.Context, u User, f inadFilter) (*inadView, 
 		// the ledger as last seen: seeded from the results when the run
 		// was never synced (its charges open, overdue once past due)
 		if err := ledgerCharges(ctx, rec.Dir, s.now(), func(*status.Charge) error { return nil }); err != nil {
-			s.log.Error().Err(err).Int64("execucao", id).Msg("inadimplência")
+			logOf(ctx, s.log).Error().Err(err).Int64("execucao", id).Msg("inadimplência")
 			continue
 		}
 		asOf := status.ServiceNow(ctx, rec.Dir, s.now())
 		ds, err := conciliacao.WhoOwes(ctx, rec.Dir, asOf)
 		if err != nil {
-			s.log.Error().Err(err).Int64("execucao", id).Msg("inadimplência")
+			logOf(ctx, s.log).Error().Err(err).Int64("execucao", id).Msg("inadimplência")
 			continue
 		}
 		or := inadRun{ID: rec.ID, Name: rec.Name, Account: rec.Account, SyncedAt: lastSync(ctx, rec.Dir)}
@@ -191,7 +191,7 @@ func (s *Server) owesPage(w http.ResponseWriter, r *http.Request, ss *session) {
 func (s *Server) renderOwes(w http.ResponseWriter, r *http.Request, ss *session, msg string, code int) {
 	v, err := s.whoOwes(r.Context(), ss.User, inadFilterOf(r))
 	if err != nil {
-		s.log.Error().Err(err).Msg("inadimplência")
+		logOf(r.Context(), s.log).Error().Err(err).Msg("inadimplência")
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
 	}
@@ -256,7 +256,7 @@ func (s *Server) owesXLSX(w http.ResponseWriter, r *http.Request, ss *session) {
 	w.Header().Set("Content-Type", contentTypes[".xlsx"])
 	w.Header().Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape("inadimplencia-"+rules.Today(s.now()).Format("2006-01-02")+".xlsx"))
 	if err := f.Write(w); err != nil {
-		s.log.Error().Err(err).Msg("inadimplência xlsx")
+		logOf(r.Context(), s.log).Error().Err(err).Msg("inadimplência xlsx")
 	}
 }
 

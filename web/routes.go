@@ -111,7 +111,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	u, err := s.authenticate(r.Context(), user, r.PostFormValue("senha"))
 	if err != nil {
 		if err != errBadLogin {
-			s.log.Error().Err(err).Msg("entrada")
+			logOf(r.Context(), s.log).Error().Err(err).Msg("entrada")
 		}
 		metrics.SignInFailed("password")
 		s.renderLogin(w, r, tr(lang, "login.bad"), http.StatusUnauthorized)

@@ -109,11 +109,7 @@ func (s *Server) finishRun(ctx context.Context, r *runRecord, out *run.Outcome, 
 		return fmt.Errorf("execução interrompida: %s", out.Stop.Reason)
 	}
 	if code := out.ExitCode(); (code == 0 || code == 1) && out.Results != nil {
-		t := out.Results.Totals
-		kind := string(r.Kind)
-		metrics.RowsFinished(kind, "issued", t.Issued.Rows)
-		metrics.RowsFinished(kind, "denied", t.Denied.Rows)
-		metrics.RowsFinished(kind, "refused", t.Refused.Rows)
+		// its rows were counted by the run as they became final
 		metrics.RunFinished("complete")
 	}
 	switch out.ExitCode() {

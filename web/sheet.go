@@ -270,7 +270,7 @@ func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *se
 	lang := langOf(r)
 	info, err := s.validateDraft(ctx, d)
 	if err != nil {
-		s.log.Error().Err(err).Int64("remessa", d.ID).Msg("validação")
+		logOf(r.Context(), s.log).Error().Err(err).Int64("remessa", d.ID).Msg("validação")
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
 	}
@@ -490,7 +490,7 @@ func (s *Server) rejectedDownload(w http.ResponseWriter, r *http.Request, ss *se
 	defer tmp.Close()
 	format, err := reports.WriteRejectedRows(tmp, reports.InputInfo{Path: job.InputFile, Sheet: job.Sheet}, reports.RejectedRows(v.Refused, langOf(r)), langOf(r))
 	if err != nil && !errors.Is(err, reports.ErrRowsNotFound) {
-		s.log.Error().Err(err).Msg("recusadas")
+		logOf(r.Context(), s.log).Error().Err(err).Msg("recusadas")
 		s.fail(w, r, http.StatusInternalServerError, msgInternal)
 		return
 	}

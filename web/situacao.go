@@ -35,7 +35,7 @@ func (s *Server) refreshStatus(w http.ResponseWriter, r *http.Request, ss *sessi
 	ro.Observe = nil
 	sum, err := status.Sync(ctx, rec.Dir, status.Options{Run: ro, Now: s.cfg.Now})
 	if err != nil {
-		s.log.Error().Err(err).Int64("execucao", rec.ID).Msg("situação")
+		logOf(r.Context(), s.log).Error().Err(err).Int64("execucao", rec.ID).Msg("situação")
 		s.fail(w, r, http.StatusBadGateway, fmt.Sprintf(tr(langOf(r), "sit.failed"), err))
 		return
 	}

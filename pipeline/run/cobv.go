@@ -336,12 +336,15 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 			for i, r := range rows {
 				rbs[i] = marshalRes(r.res)
 			}
-			issued := 0
+			issued, denied := 0, 0
 			sets := make([]journal.RowSet, len(rows))
 			for i, r := range rows {
 				sets[i] = journal.RowSet{Idx: r.idx, State: r.state, Res: rbs[i]}
-				if r.state == journal.RowIssued {
+				switch r.state {
+				case journal.RowIssued:
 					issued++
+				case journal.RowDenied:
+					denied++
 				}
 			}
 			if err := e.j.Tx(context.WithoutCancel(ctx), func(tx *journal.Tx) error {
@@ -354,6 +357,9 @@ func (e *executor) doBatch(ctx context.Context, b journal.Batch, span [2]int, cf
 			}
 			for range issued {
 				e.prog.row(journal.RowIssued)
+			}
+			for range denied {
+				e.prog.row(journal.RowDenied)
 			}
 			if fetchErr != nil {
 				return fetchErr

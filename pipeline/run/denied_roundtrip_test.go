@@ -2,11 +2,14 @@ package run_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"remessa/internal/metrics"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
 	"remessa/sandbox"
@@ -27,6 +30,7 @@ func TestDeniedRowFixedAndRunAgain(t *testing.T) {
 	writeFileT(t, job, strings.Replace(body, "  formats: [json]", "  formats: [json, csv]", 1))
 	ctx := context.Background()
 	opts := run.Options{BaseURL: rn.URL, Getenv: remoteEnv}
+	issued, denied := rowsMetric(t, "issued"), rowsMetric(t, "denied")
 	out, err := run.Run(ctx, job, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +38,14 @@ func TestDeniedRowFixedAndRunAgain(t *testing.T) {
 	res := loadResults(t, out.Dir)
 	if res.Totals.Denied.Rows != 1 || res.Totals.Issued.Rows != 4 || res.Rows[2].Outcome != results.Denied {
 		t.Fatalf("first run: totals %+v, row 3 %s", res.Totals, res.Rows[2].Outcome)
+	}
+	// the process's metrics counted the rows as they became final (at
+	// least: other tests of the package may run at the same time)
+	if got := rowsMetric(t, "issued") - issued; got < 4 {
+		t.Errorf("remessa_rows_total{kind=cobv,state=issued} moved by %v, want at least 4", got)
+	}
+	if got := rowsMetric(t, "denied") - denied; got < 1 {
+		t.Errorf("remessa_rows_total{kind=cobv,state=denied} moved by %v, want at least 1", got)
 	}
 	rej, err := os.ReadFile(filepath.Join(out.Dir, "rejeitadas.csv"))
 	if err != nil {
@@ -69,4 +81,23 @@ func TestDeniedRowFixedAndRunAgain(t *testing.T) {
 			t.Errorf("payer %s: cobv %s: %v %+v", p.Key, r.Txid, err, cob)
 		}
 	}
+}
+
+// rowsMetric is remessa_rows_total{kind="cobv",state=state} as this
+// process's /metrics shows it.
+func rowsMetric(t *testing.T, state string) float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	want := `remessa_rows_total{kind="cobv",state="` + state + `"} `
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, want); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return 0
 }

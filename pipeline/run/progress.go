@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"remessa/internal/metrics"
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
 	"remessa/rules"
@@ -179,8 +180,10 @@ func (p *progress) row(state string) {
 	switch state {
 	case journal.RowIssued:
 		p.issued++
+		metrics.RowsFinished(string(p.m.Kind), "issued", 1)
 	case journal.RowDenied:
 		p.denied++
+		metrics.RowsFinished(string(p.m.Kind), "denied", 1)
 	case journal.RowAmbiguous:
 		p.ambig++
 	default:

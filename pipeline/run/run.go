@@ -33,6 +33,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"remessa/api"
+	"remessa/internal/metrics"
 	"remessa/pipeline"
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
@@ -333,6 +334,9 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		}
 		return nil, err
 	}
+	// refused rows are final once seeded: counted here, issued and
+	// denied ones where they become final (progress.row)
+	metrics.RowsFinished(string(m.Kind), "refused", s.sum.Refused)
 	plan, ids := s.donePlan(jobPath), s.ids
 	if first != nil {
 		plan, ids = first.donePlan(jobPath), first.ids
