@@ -38,6 +38,8 @@ func (s *Server) extraRoutes() []route {
 		{"POST /execucoes/{id}/cancelar", RoleOperator, s.cancelRun},
 		{"POST /execucoes/{id}/retomar", RoleOperator, s.resumeRun},
 		{"POST /execucoes/{id}/situacao", RoleOperator, s.refreshStatus},
+		{"POST /execucoes/{id}/retorno", RoleOperator, s.makeRetorno},
+		{"GET /execucoes/{id}/retorno/{nsa}", RoleViewer, s.retornoDownload},
 	}
 	rs = append(rs, s.actionRoutes()...)
 	return append(rs, s.adminRoutes()...)

@@ -229,6 +229,7 @@ type runView struct {
 	Sit      *situationView // the last reconciliation, after "Atualizar situação"
 	Remind   *reminderView  // the run's régua and what it sent (lembretes.go)
 	Actions  []runActionRow // the desk's follow-up actions on the run (actions.go)
+	Ret      *retornoView   // the run's CNAB retornos (retorno.go)
 }
 
 // rowsPerPage is how many result rows the run page lists at a time.
@@ -254,6 +255,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, ss *session) {
 		v.Sit = situation(rec.Dir)
 		v.Remind = reminders(r.Context(), rec.Dir, langOf(r))
 		v.Actions = s.runActions(r.Context(), rec.ID)
+		v.Ret = retornos(r, rec.Dir)
 		for _, f := range v.Files {
 			if f == "relatorio.html" {
 				v.HasHTML = true

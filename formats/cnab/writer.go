@@ -113,3 +113,10 @@ func (r *Record) Date(name string, t time.Time) error {
 
 // Bytes returns the line, without its line ending.
 func (r *Record) Bytes() []byte { return r.line }
+
+// Clone returns a copy of the record: a record filled once with what many
+// lines share (the company's fields of a retorno's details), copied for
+// each line.
+func (r *Record) Clone() *Record {
+	return &Record{l: r.l, rec: r.rec, line: append([]byte(nil), r.line...)}
+}

@@ -40,6 +40,7 @@ type Line struct {
 	DaysLate     int    `json:"days_late,omitempty"`                 // paid after the due date, or overdue for
 	Owed         int64  `json:"owed_cents,omitempty"`                // paid lines: what the terms asked on the paid day
 	Discount     int64  `json:"discount_cents"`                      // discount (and abatimento) granted by the terms
+	Abatimento   int64  `json:"abatimento_cents,omitempty"`          // of Discount: a cobv's abatimento
 	FineInterest int64  `json:"fine_interest_cents"`                 // fine and interest charged by the terms
 	Short        int64  `json:"short_cents"`                         // paid below what was owed: still to receive
 	Over         int64  `json:"over_cents"`                          // paid above what was owed
@@ -226,6 +227,9 @@ func line(c *status.Charge, t *Terms, today time.Time) Line {
 		}
 		pc := rules.ClassifyPayment(c.ValueCents, disc, fi, l.Paid)
 		l.Owed, l.Discount, l.FineInterest, l.Short, l.Over = pc.Owed, pc.Discount, pc.FineInterest, pc.Short, pc.Over
+		if pc.Discount > 0 && t != nil && t.Cobv {
+			l.Abatimento = min(t.abatimentoOf(c.ValueCents, due, paidOn), pc.Discount)
+		}
 		if err == nil && !due.IsZero() && paidOn.After(due) {
 			l.DaysLate = rules.DaysBetween(due, paidOn)
 		}

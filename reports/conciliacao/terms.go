@@ -55,6 +55,19 @@ func (t *Terms) owedOn(face int64, parcel int, due, day time.Time) (discount, fi
 	return c.Discount, c.Fine + c.Interest, nil
 }
 
+// abatimentoOf is the part of a cobv's discount on day that is its
+// abatimento (rules.CobvAmountDue's Abatimento; 0 for slips).
+func (t *Terms) abatimentoOf(face int64, due, day time.Time) int64 {
+	if !t.Cobv || t.Pix.Abatimento == nil {
+		return 0
+	}
+	c, err := rules.CobvAmountDue(face, t.Pix, due, day, t.Validade)
+	if err != nil && !errors.Is(err, rules.ErrNotPayable) {
+		return 0
+	}
+	return c.Abatimento
+}
+
 // parcelDiscount is the conditional discount parcel n of a carnet gets
 // from the carnet's conditional_discount: rules.CarnetParcelDiscount, the
 // rule the sandbox applies when it creates the parcels (the carnet's one

@@ -148,3 +148,31 @@ func stream(ctx context.Context, dir string, l *status.Ledger, r *Reconciliation
 	r.streamedLines = a.lines
 	return nil
 }
+
+// EachLine calls fn with every charge of the run in dir (as its status
+// ledger has it: bring it up to date with status.Sync first) and its line
+// as of today, in row and parcel order, with the terms its journal kept:
+// the split of each payment into discount, abatimento, fine and interest,
+// paid short or over, as the reconciliation makes it. It reads in constant
+// memory (charge and line are reused between calls: copy what you keep).
+// The retorno (pipeline/retorno) takes its values from here.
+func EachLine(ctx context.Context, dir string, today time.Time, fn func(c *status.Charge, l *Line) error) error {
+	l, err := status.OpenLedger(dir)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	tr, err := openTerms(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer tr.close()
+	return l.EachCharge(ctx, func(c *status.Charge) error {
+		t, err := tr.of(c.RowIndex)
+		if err != nil {
+			return err
+		}
+		ln := line(c, t, today)
+		return fn(c, &ln)
+	})
+}
