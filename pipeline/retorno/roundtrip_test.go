@@ -281,7 +281,9 @@ func reais(c int64) string { return fmt.Sprintf("%d.%02d", c/100, c%100) }
 // remessaRecords are the records of a remessa of nodeTitles for
 // cnabnode.js, by cnab_yaml's field names.
 func remessaRecords(layout string) []map[string]any {
-	rec := func(table string, f map[string]string) map[string]any { return map[string]any{"table": table, "fields": f} }
+	rec := func(table string, f map[string]string) map[string]any {
+		return map[string]any{"table": table, "fields": f}
+	}
 	kind := func(doc string) string {
 		if len(doc) == 14 {
 			return "2"
