@@ -143,6 +143,7 @@ var retornoDict = map[string][2]string{
 	"ret.make":                 {"Gerar retorno", "Write retorno"},
 	"ret.none":                 {"Nenhum retorno gerado ainda.", "No retorno written yet."},
 	"ret.col.nsa":              {"NSA", "NSA"},
+	"ret.col.value":            {"Valor dos títulos", "Titles' value"},
 	"ret.col.titles":           {"Ocorrências", "Occurrences"},
 	"ret.download":             {"Baixar", "Download"},
 	"ret.badlayout":            {"Leiaute %q desconhecido: escolha CNAB 240, CNAB 400 Bradesco ou CNAB 400 Itaú.", "Unknown layout %q: choose CNAB 240, CNAB 400 Bradesco or CNAB 400 Itaú."},

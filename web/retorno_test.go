@@ -2,12 +2,16 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"remessa/pipeline/results"
 	"remessa/sandbox/control"
@@ -108,4 +112,19 @@ func TestRetornoOnRunPage(t *testing.T) {
 		t.Errorf("the retorno's row: %q", got)
 	}
 	browserBothWidths(t, ctx, "retorno")
+	// the section itself, at both widths, for a person to look at
+	dir := filepath.Dir(shot(t, ctx, "retorno-page"))
+	for _, w := range []int64{1280, 390} {
+		browserViewport(t, ctx, w)
+		if _, err := chromedp.Run(ctx, chromedp.ScrollIntoView("#retorno")); err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.Screenshot("#retorno", chromedp.NodeVisible))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s_retorno-section-%d.png", t.Name(), w)), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -37,6 +37,26 @@ func goldenEntries() []Entry {
 	}
 }
 
+// goldenFor is goldenEntries as the collector makes them for layout: the
+// layout's codes, and the baixa motivos each layout has.
+func goldenFor(layout string) []Entry {
+	var out []Entry
+	for _, e := range goldenEntries() {
+		e.Code = specs[layout].codes[e.Event]
+		if layout == Layout400Brad && e.Event == EventBaixa {
+			e.Motivos = []string{"10"}
+		}
+		if layout != Layout240 && e.Event == EventManual {
+			e.Motivos = nil
+		}
+		if layout == Layout400Itau && e.Event == EventBaixa {
+			e.Motivos = nil
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // goldenAt is the retorno's generation time: 13/02/2027 10:15:00 in São Paulo.
 var goldenAt = time.Date(2027, 2, 13, 13, 15, 0, 0, time.UTC)
 
@@ -51,17 +71,7 @@ func writeGolden(t *testing.T, layout string, echo *Echo, nsa int) string {
 	if err := fw.header(); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range goldenEntries() {
-		e.Code = spec.codes[e.Event]
-		if layout == Layout400Brad && e.Event == EventBaixa {
-			e.Motivos = []string{"10"}
-		}
-		if layout != Layout240 && e.Event == EventManual {
-			e.Motivos = nil
-		}
-		if layout == Layout400Itau && e.Event == EventBaixa {
-			e.Motivos = nil
-		}
+	for _, e := range goldenFor(layout) {
 		if err := fw.entry(&e); err != nil {
 			t.Fatal(err)
 		}

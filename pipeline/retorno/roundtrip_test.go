@@ -119,8 +119,7 @@ func ddmm(iso string, long bool) string {
 // written are the golden entries the layout writes (with their codes).
 func written(layout string) []Entry {
 	var out []Entry
-	for _, e := range goldenEntries() {
-		e.Code = specs[layout].codes[e.Event]
+	for _, e := range goldenFor(layout) {
 		if e.Code != "" {
 			out = append(out, e)
 		}
@@ -369,16 +368,16 @@ func TestRoundTripRemessa(t *testing.T) {
 				}
 				get := func(h string) string { return row.Cells[col[h]].Value }
 				want := map[string]string{formats.CNABKey: tt.seu, formats.CNABName: tt.name, formats.CNABDocument: tt.doc,
-					formats.CNABValue: fmt.Sprintf("%d,%02d", tt.cents/100, tt.cents%100), formats.CNABCompanyUse: tt.uso}
+					formats.CNABValue: fmt.Sprintf("%d.%02d", tt.cents/100, tt.cents%100), formats.CNABCompanyUse: tt.uso}
 				for h, w := range want {
-					if g := get(h); g != w && !(h == formats.CNABValue && strings.ReplaceAll(g, ".", "") == w) {
+					if g := get(h); g != w {
 						t.Errorf("title %d %s: remessa reads %q, want %q", i+1, h, g, w)
 					}
 				}
 				if g := strings.TrimLeft(get(formats.CNABOurNumber), "0"); g != tt.nosso {
 					t.Errorf("title %d nosso número: %q, want %q", i+1, g, tt.nosso)
 				}
-				if g := get(formats.CNABDue); !strings.Contains(g, ddmm(tt.due, true)[:4]) && !strings.Contains(g, tt.due) {
+				if g := get(formats.CNABDue); g != tt.due {
 					t.Errorf("title %d due: %q, want %s", i+1, g, tt.due)
 				}
 			}

@@ -20,7 +20,9 @@ const root = path.dirname(require.resolve('@banco-br/cnab_yaml/package.json'));
 function spec(layout) {
   switch (layout) {
     case 'cnab240': return { kind: '240', banks: ['generic'], width: 240 };
-    case 'cnab400-237': return { kind: '400', banks: ['generic', '237'], width: 400 };
+    // Bradesco's remessa tables are whole (every position), its retorno
+    // tables override the generic ones
+    case 'cnab400-237': return { kind: '400', banks: ['generic', '237'], remessaBanks: ['237'], width: 400 };
     // cnab_yaml's own 341 remessa table overlaps its positions (e.g.
     // nosso_numero over 111-120): the generic table is Itaú's layout
     case 'cnab400-341': return { kind: '400', banks: ['generic', '341'], remessaBanks: ['generic'], width: 400 };
