@@ -3,9 +3,9 @@ package web
 import (
 	"context"
 	"fmt"
-	"os"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
