@@ -13,8 +13,13 @@ import (
 // largest amount first.
 
 // owesOnPage is how many payers the run's page lists; the reconciliation's
-// workbook and conciliacao-quem-deve.csv list them all.
-const owesOnPage = 50
+// workbook and conciliacao-quem-deve.csv list them all. The first
+// owesUnfolded are shown, the others behind "ver todos", so the run's
+// page stays short.
+const (
+	owesOnPage   = 50
+	owesUnfolded = 10
+)
 
 // owesRow is one payer who owes, as the page shows it.
 type owesRow struct {
@@ -37,6 +42,11 @@ func (v *situationView) owes(ds []conciliacao.Debtor) {
 		}
 	}
 	v.OwesMore = len(ds) - len(v.Owes)
+	v.OwesFirst, v.OwesFolded = v.Owes, nil
+	if len(v.Owes) > owesUnfolded {
+		v.OwesFirst, v.OwesFolded = v.Owes[:owesUnfolded], v.Owes[owesUnfolded:]
+	}
+	v.OwesShown = len(v.Owes)
 }
 
 // owesDict holds the block's texts; init copies it into dict.
@@ -55,6 +65,7 @@ var owesDict = map[string][2]string{
 	"owes.total":       {"Total devido", "Total owed"},
 	"owes.days":        {"Dias de atraso", "Days late"},
 	"owes.more":        {"e mais %d pagador(es): veja conciliacao.xlsx (aba Quem deve) ou conciliacao-quem-deve.csv.", "and %d more payer(s): see conciliacao.xlsx (Who owes sheet) or conciliacao-quem-deve.csv."},
+	"owes.see_all":     {"ver todos os %d", "see all %d"},
 	"owes.nobody":      {"Ninguém deve: nada vencido nem pago a menor.", "Nobody owes: nothing overdue or paid short."},
 }
 

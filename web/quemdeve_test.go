@@ -68,10 +68,21 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 	if got := browserText(t, ctx, "#quem-deve"); got != "Quem deve" {
 		t.Fatalf("the run page has no Quem deve block: %q", got)
 	}
-	n := browserEval[int](t, ctx, `document.querySelectorAll('#quem-deve-tabela tbody tr').length`)
-	if n != 40 {
-		t.Errorf("%d payers listed, want 40 (every carnet has two parcels overdue)", n)
+	// ten payers shown, the other 30 behind "ver todos os 40", closed
+	shown := browserEval[int](t, ctx, `document.querySelectorAll('#quem-deve-tabela tbody tr').length`)
+	folded := browserEval[int](t, ctx, `document.querySelectorAll('#quem-deve-resto tbody tr').length`)
+	if shown != 10 || folded != 30 {
+		t.Errorf("%d payers shown and %d folded, want 10 and 30 (every carnet has two parcels overdue)", shown, folded)
 	}
+	if open := browserEval[bool](t, ctx, `document.querySelector('#quem-deve-mais').open`); open {
+		t.Error("the folded payers are open before anyone asked")
+	}
+	if got := browserText(t, ctx, "#quem-deve-mais summary"); got != "ver todos os 40" {
+		t.Errorf("the fold says %q, want \"ver todos os 40\"", got)
+	}
+	browserBothWidths(t, ctx, "quem-deve") // folded, as a secretary first sees it
+	browserViewport(t, ctx, 1280)
+	browserEval[bool](t, ctx, `document.querySelector('#quem-deve-mais summary').click(), true`)
 	// Cláudia: parcel 1 (980,00, paid 100,00) is paid short 880,00 and
 	// not overdue; parcel 2 (980,00, due Sunday 10/01/2027, business day
 	// Monday 11/01) is 10 days overdue: fine 19,60 + interest 980,00 ×
@@ -88,7 +99,6 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 	if centsOf(first) < centsOf(second) {
 		t.Errorf("not sorted by amount: %s before %s", first, second)
 	}
-	browserBothWidths(t, ctx, "quem-deve")
 	// the reconciliation's own page, as the accountant opens it
 	browserGo(t, ctx, "file://"+filepath.Join(run.Dir, "conciliacao.html"))
 	page := browserText(t, ctx, "body")

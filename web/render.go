@@ -93,6 +93,16 @@ func (p *Page) T(key string) string { return tr(p.Lang, key) }
 // Tf translates key and formats it with args.
 func (p *Page) Tf(key string, args ...any) string { return fmt.Sprintf(tr(p.Lang, key), args...) }
 
+// PageWith is a value handed to a sub-template together with its page
+// (for the page's texts): {{template "x" ($p.With .)}}.
+type PageWith struct {
+	P *Page
+	R any
+}
+
+// With pairs the page with v for a sub-template.
+func (p *Page) With(v any) PageWith { return PageWith{P: p, R: v} }
+
 // RowStates is the JSON object of the journal's row states in the page's
 // language (the run page's script labels the database's row counts with it).
 func (p *Page) RowStates() string {

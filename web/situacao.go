@@ -60,6 +60,9 @@ type situationView struct {
 	OwesCount int
 	OwesTotal int64
 	OwesMore  int
+	// OwesFirst are the rows shown, OwesFolded those behind "ver todos"
+	OwesFirst, OwesFolded []owesRow
+	OwesShown             int
 }
 
 type agingRow struct {
