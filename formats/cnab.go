@@ -40,11 +40,22 @@ const (
 	CNABMovement     = "Movimento"
 	CNABCompanyUse   = "Uso da empresa"
 	CNABIssued       = "Emissão"
+	CNABRebate       = "Abatimento"
+	// CNABDiscount1..3 and CNABDiscountDay are a title's discounts, each
+	// "code|date|value" (FEBRABAN's codes: 1 fixed value until the date, 2
+	// percentage until the date, 3–6 per day paid early; the date ISO or
+	// empty; the value with two decimals, "10.00" or "5.00" for 5%), the
+	// cell's Column the value's positions; empty when none. CNAB 400's
+	// discounts by date are code 1, Bradesco's desconto por dia code 3.
+	CNABDiscount1   = "Desconto 1"
+	CNABDiscount2   = "Desconto 2"
+	CNABDiscount3   = "Desconto 3"
+	CNABDiscountDay = "Desconto por dia"
 )
 
 var cnabHeaders = []string{CNABKey, CNABName, CNABDocument, CNABStreet, CNABNumber, CNABComplement, CNABNeighborhood,
 	CNABZipcode, CNABCity, CNABState, CNABValue, CNABDue, CNABMessage, CNABFine, CNABInterest, CNABOurNumber,
-	CNABMovement, CNABCompanyUse, CNABIssued}
+	CNABMovement, CNABCompanyUse, CNABIssued, CNABRebate, CNABDiscount1, CNABDiscount2, CNABDiscount3, CNABDiscountDay}
 
 const (
 	cKey = iota
@@ -66,6 +77,11 @@ const (
 	cMovement
 	cCompanyUse
 	cIssued
+	cRebate
+	cDiscount1
+	cDiscount2
+	cDiscount3
+	cDiscountDay
 	cnabCols
 )
 
@@ -85,6 +101,32 @@ var cnabMovements = map[string][2]string{
 	"31": {"alteração de outros dados", "change of other data"},
 }
 
+// CNABActionMovements are the movement codes other than 01 that remessa
+// carries out as actions on the runs that issued the titles
+// (pipeline/movements): baixa, abatimento granted and cancelled, due date,
+// other data. Every other code is refused at its positions.
+var CNABActionMovements = map[string]bool{"02": true, "04": true, "05": true, "06": true, "31": true}
+
+// CNABMovementName is the name of a remessa movement code, in Portuguese
+// and English ("código desconhecido" when the table does not have it).
+func CNABMovementName(code string) (pt, en string) {
+	if n, ok := cnabMovements[code]; ok {
+		return n[0], n[1]
+	}
+	return "código desconhecido", "unknown code"
+}
+
+// CNABCell is the cell of a CNAB row under one of the CNAB column headers
+// (CNABKey, CNABDue…); the zero Cell for another header.
+func CNABCell(r Row, header string) Cell {
+	for i, h := range cnabHeaders {
+		if h == header && i < len(r.Cells) {
+			return r.Cells[i]
+		}
+	}
+	return Cell{}
+}
+
 // CNABOptions say what a CNAB input must be (the job's input settings).
 type CNABOptions = cnab.Options
 
@@ -100,7 +142,17 @@ type cnabReader struct {
 	seen   [numCNABFields]bool
 	colBuf []byte
 	arena  *Arena // lines' texts and the values made of them
+	// setAside counts, per movement code, the titles left to the
+	// movements' actions (Options.CNABMovements unset), with the first's
+	// position
+	setAside    map[string]int
+	setAsideAt  map[string]cnab.Pos
+	setAsideOrd []string
 }
+
+// errSetAside is fill's answer for a title the reader passes over: an
+// action movement when reading entries, an entry when reading movements.
+var errSetAside = &cnab.Error{Code: "set_aside"}
 
 // The layout fields the reader maps, by their stable names (cnabFieldNames).
 const (
@@ -134,10 +186,17 @@ const (
 	fDesconto2Valor
 	fDesconto3Valor
 	fDescontoDia
+	fDesconto1Codigo
+	fDesconto2Codigo
+	fDesconto3Codigo
+	fDesconto1Data
+	fDesconto2Data
+	fDesconto3Data
 	numCNABFields
 )
 
-var cnabFieldNames = [numCNABFields]string{"abatimento", "emissao", "juros_codigo", "juros_valor", "movimento", "multa_codigo", "multa_valor", "nosso_numero", "sacado_bairro", "sacado_cep", "sacado_cep_sufixo", "sacado_cidade", "sacado_documento", "sacado_endereco", "sacado_nome", "sacado_tipo", "sacado_uf", "seu_numero", "uso_empresa", "valor", "vencimento", "mensagem1", "mensagem3", "mensagem4", "mensagem5", "mensagem6", "desconto1_valor", "desconto2_valor", "desconto3_valor", "desconto_dia"}
+var cnabFieldNames = [numCNABFields]string{"abatimento", "emissao", "juros_codigo", "juros_valor", "movimento", "multa_codigo", "multa_valor", "nosso_numero", "sacado_bairro", "sacado_cep", "sacado_cep_sufixo", "sacado_cidade", "sacado_documento", "sacado_endereco", "sacado_nome", "sacado_tipo", "sacado_uf", "seu_numero", "uso_empresa", "valor", "vencimento", "mensagem1", "mensagem3", "mensagem4", "mensagem5", "mensagem6", "desconto1_valor", "desconto2_valor", "desconto3_valor", "desconto_dia",
+	"desconto1_codigo", "desconto2_codigo", "desconto3_codigo", "desconto1_data", "desconto2_data", "desconto3_data"}
 
 type cnabRef struct {
 	rec string
@@ -179,7 +238,7 @@ func openCNAB(path string, f *os.File, size int64, opt Options) (Reader, error) 
 	}
 	h := rd.Header
 	src := Source{File: path, Format: "cnab" + strconv.Itoa(h.Layout.LineLen), Headers: cnabHeaders, Encoding: "windows-1252",
-		Layout: h.Layout.Name, Bank: h.Bank, CompanyDoc: h.CompanyDoc, NSA: h.NSA, HeaderRow: 1}
+		Layout: h.Layout.Name, Bank: h.Bank, CompanyDoc: h.CompanyDoc, NSA: h.NSA, Account: h.Account, HeaderRow: 1}
 	src.Columns = make([]string, len(cnabHeaders))
 	copy(src.Columns, cnabHeaders)
 	return &cnabReader{f: f, rd: rd, src: src, opt: opt, arena: arena}, nil
@@ -213,10 +272,11 @@ func (c *cnabReader) NextCells(dst []Cell) (Row, error) {
 			Message:   fmt.Sprintf("mais de %d títulos", c.opt.maxRows()),
 			MessageEN: fmt.Sprintf("more than %d titles", c.opt.maxRows())}
 	}
+next:
 	t, err := c.rd.Next()
 	if err == io.EOF {
 		c.addWarnings()
-		if c.rows == 0 {
+		if c.rows == 0 && len(c.setAside) == 0 && !c.opt.CNABMovements {
 			return Row{}, &Error{File: c.src.File, Code: CodeNoData, Message: "o arquivo não tem títulos", MessageEN: "the file has no titles"}
 		}
 		return Row{}, io.EOF
@@ -240,12 +300,23 @@ func (c *cnabReader) NextCells(dst []Cell) (Row, error) {
 		cells[i].Header = cnabHeaders[i]
 	}
 	if e := c.fill(t, cells); e != nil {
+		if e == errSetAside {
+			c.rows--
+			goto next
+		}
 		return Row{}, cnabErr(c.src.File, e)
 	}
 	return Row{Number: t.First(), Cells: cells}, nil
 }
 
 func (c *cnabReader) addWarnings() {
+	for _, m := range c.setAsideOrd {
+		n := c.setAside[m]
+		pt, en := CNABMovementName(m)
+		c.warn(c.setAsideAt[m], "cnab_movimento_acao", m,
+			fmt.Sprintf("%d título(s) com movimento %s (%s) não são emissões: vão como ações sobre as execuções que emitiram esses títulos (remessa plan mostra cada grupo)", n, m, pt),
+			fmt.Sprintf("%d title(s) with movement %s (%s) are not issued: they go as actions on the runs that issued those titles (remessa plan shows each group)", n, m, en))
+	}
 	for _, w := range c.rd.Warnings() {
 		c.src.Warnings = append(c.src.Warnings, Warning{Row: w.Line, Column: PositionColumn(w.Line, w.Start, w.End), Header: w.Label,
 			Value: w.Value, Code: w.Code, Message: w.Message, MessageEN: w.MessageEN})
@@ -353,14 +424,29 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	}
 	mov := get(fMovimento)
 	set(cMovement, mov, mov.text())
-	if m := mov.text(); m != "01" {
-		name, ok := cnabMovements[m]
-		if !ok {
-			name = [2]string{"código desconhecido", "unknown code"}
+	m := mov.text()
+	switch {
+	case m == "01":
+		if c.opt.CNABMovements {
+			return errSetAside
 		}
+	case CNABActionMovements[m]:
+		if !c.opt.CNABMovements {
+			if c.setAside == nil {
+				c.setAside, c.setAsideAt = map[string]int{}, map[string]cnab.Pos{}
+			}
+			if c.setAside[m] == 0 {
+				c.setAsideOrd = append(c.setAsideOrd, m)
+				c.setAsideAt[m] = mov.pos()
+			}
+			c.setAside[m]++
+			return errSetAside
+		}
+	default:
+		pt, en := CNABMovementName(m)
 		return &cnab.Error{Pos: mov.pos(), Value: m, Code: cnab.CodeMovement, Title: true,
-			Message:   fmt.Sprintf("movimento %s (%s): remessa só emite títulos de entrada (01) a partir de arquivos; baixas, alterações e instruções ainda não são executadas daqui (use remessa action) e o título foi recusado, não ignorado", m, name[0]),
-			MessageEN: fmt.Sprintf("movement %s (%s): remessa only issues entry titles (01) from files; write-offs, changes and instructions are not carried out from here yet (use remessa action) and the title was refused, not skipped", m, name[1])}
+			Message:   fmt.Sprintf("movimento %s (%s): o serviço não tem esta instrução; remessa emite entradas (01) e executa baixas (02), vencimentos (06), abatimentos (04, 05) e alterações (31) como ações, e este título foi recusado, não ignorado", m, pt),
+			MessageEN: fmt.Sprintf("movement %s (%s): the service has no such instruction; remessa issues entries (01) and carries out write-offs (02), due dates (06), rebates (04, 05) and changes (31) as actions, and this title was refused, not skipped", m, en)}
 	}
 	seu, uso := get(fSeuNumero), get(fUsoEmpresa)
 	set(cCompanyUse, uso, uso.text())
@@ -461,24 +547,49 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	if e := c.interest(get, cents, cells, set); e != nil {
 		return e
 	}
-	// Discounts and rebates are refused until the issuance carries them:
-	// a title is never issued without the discount its ERP promised.
-	for _, n := range []int{fDesconto1Valor, fDesconto2Valor, fDesconto3Valor, fDescontoDia} {
-		x := get(n)
-		if v, _ := x.int(); v != 0 {
-			return notApplied(x, x.text(),
-				"o título tem desconto; descontos de arquivos CNAB ainda não são aplicados e o título foi recusado para não ser emitido sem ele (docs/cnab.md)",
-				"the title has a discount; discounts from CNAB files are not applied yet and the title was refused rather than issued without it (docs/cnab.md)")
-		}
+	if ab := get(fAbatimento); ab.ok() {
+		v, _ := ab.int()
+		set(cRebate, ab, c.cents(v))
+		cells[cRebate].Kind = KindNumber
 	}
-	if x := get(fAbatimento); x.ok() {
+	if c.opt.CNABMovements {
+		return nil // a movement's discounts and rebate are its action's (pipeline/movements)
+	}
+	// Discounts: the pipeline maps them onto what the issuance offers, or
+	// refuses the title at their positions (pipeline/cnab_discount.go).
+	for i, n := range [3][3]int{{fDesconto1Codigo, fDesconto1Data, fDesconto1Valor}, {fDesconto2Codigo, fDesconto2Data, fDesconto2Valor},
+		{fDesconto3Codigo, fDesconto3Data, fDesconto3Valor}} {
+		code, date, val := get(n[0]), get(n[1]), get(n[2])
+		v, _ := val.int()
+		cv, _ := code.int()
+		if v == 0 && cv == 0 {
+			continue
+		}
+		if !code.ok() {
+			cv = 1 // CNAB 400: a value until a date
+		}
+		c.discount(cells, set, cDiscount1+i, val, cv, date, v)
+	}
+	if x := get(fDescontoDia); x.ok() {
 		if v, _ := x.int(); v != 0 {
-			return notApplied(x, x.text(),
-				"o título tem abatimento; abatimentos de arquivos CNAB ainda não são aplicados e o título foi recusado para não ser emitido pelo valor cheio (docs/cnab.md)",
-				"the title has a rebate; rebates from CNAB files are not applied yet and the title was refused rather than issued at full value (docs/cnab.md)")
+			c.discount(cells, set, cDiscountDay, x, 3, field{}, v)
 		}
 	}
 	return nil
+}
+
+// discount sets a discount cell: "code|date|value".
+func (c *cnabReader) discount(cells []Cell, set func(int, field, string), i int, val field, code int64, date field, v int64) {
+	var b [64]byte
+	out := strconv.AppendInt(b[:0], code, 10)
+	out = append(out, '|')
+	if dt, _ := date.date(); !dt.IsZero() {
+		out = dt.AppendFormat(out, "2006-01-02")
+	}
+	out = append(out, '|')
+	out = strconv.AppendInt(out, v/100, 10)
+	out = append(out, '.', byte('0'+v%100/10), byte('0'+v%10))
+	set(i, val, c.arena.Bytes(out))
 }
 
 // fine fills Multa as a percentage ("2,00%"): CNAB 240 R and Itaú's

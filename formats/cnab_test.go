@@ -151,16 +151,10 @@ func TestCNAB240Hostile(t *testing.T) {
 		t.Errorf("unknown segment: %q", re)
 	}
 	mov := cnabtest.OkTitle("K6", 1000)
-	mov.Mov = 2
+	mov.Mov = 9
 	_, re = hostile(t, cnabtest.File240(1, []cnabtest.Title240{mov}, "\n"), Options{})
-	if !strings.Contains(re, "linha 3, posições 16–17 (Código de movimento remessa): movimento 02 (pedido de baixa)") || !strings.Contains(re, "recusado, não ignorado") {
-		t.Errorf("movement 02: %q", re)
-	}
-	disc := cnabtest.OkTitle("K7", 1000)
-	disc.Desc1 = 50
-	_, re = hostile(t, cnabtest.File240(1, []cnabtest.Title240{disc}, "\n"), Options{})
-	if !strings.Contains(re, "posições 151–165") || !strings.Contains(re, "desconto") {
-		t.Errorf("discount: %q", re)
+	if !strings.Contains(re, "linha 3, posições 16–17 (Código de movimento remessa): movimento 09 (protestar): o serviço não tem esta instrução") || !strings.Contains(re, "recusado, não ignorado") {
+		t.Errorf("movement 09: %q", re)
 	}
 
 	// file-level problems
@@ -356,5 +350,74 @@ func TestCNAB400Itau(t *testing.T) {
 	}
 	if c := cell(rows[0], "Multa"); c.Column != "3:11-23" {
 		t.Errorf("multa at %q", c.Column)
+	}
+}
+
+// TestCNABMovementsSetAside: a file mixing entries, action movements and
+// discounts. Read for the issuance, the 02 and 06 titles are passed over
+// and counted in one warning a code at their first title's positions;
+// read with CNABMovements, only they come back. Discounts come as
+// "code|date|value" cells at their positions.
+func TestCNABMovementsSetAside(t *testing.T) {
+	a := cnabtest.OkTitle("A1", 10000)
+	a.Desc1Cod, a.Desc1Date, a.Desc1 = 2, "05022027", 500
+	a.WithR, a.Desc2Cod, a.Desc2Date, a.Desc2 = true, 1, "01022027", 1250
+	a.Abat = 300
+	b := cnabtest.OkTitle("B2", 20000)
+	b.Mov = 2 // line 6
+	c := cnabtest.OkTitle("C3", 30000)
+	c.Mov, c.Due = 6, "10032027"
+	d := cnabtest.OkTitle("D4", 40000)
+	d.Mov = 2
+	e := cnabtest.OkTitle("E5", 50000)
+	e.Mov, e.Abat = 4, 1500
+	path := writeTemp(t, "MIX.REM", cnabtest.File240(9, []cnabtest.Title240{a, b, c, d, e}, "\r\n"))
+	src, rows, rowErrs, err := readCNAB(t, path, Options{})
+	if err != nil || len(rowErrs) > 0 || len(rows) != 1 {
+		t.Fatalf("entries: %v, %v, %d rows", err, rowErrs, len(rows))
+	}
+	for h, want := range map[string][2]string{CNABDiscount1: {"2|2027-02-05|5.00", "3:151-165"}, CNABDiscount2: {"1|2027-02-01|12.50", "5:27-41"},
+		CNABDiscount3: {"", ""}, CNABRebate: {"3.00", "3:181-195"}} {
+		if c := cell(rows[0], h); c.Value != want[0] || c.Column != want[1] {
+			t.Errorf("%s: %q at %q, want %q at %q", h, c.Value, c.Column, want[0], want[1])
+		}
+	}
+	var warns []string
+	for _, w := range src.Warnings {
+		if w.Code == "cnab_movimento_acao" {
+			warns = append(warns, Place("pt", w.Row, w.Column, w.Header)+": "+w.Message)
+		}
+	}
+	want := []string{
+		"linha 6, posições 16–17 (Código de movimento remessa): 2 título(s) com movimento 02 (pedido de baixa) não são emissões",
+		"linha 8, posições 16–17 (Código de movimento remessa): 1 título(s) com movimento 06 (alteração de vencimento) não são emissões",
+		"linha 12, posições 16–17 (Código de movimento remessa): 1 título(s) com movimento 04 (concessão de abatimento) não são emissões",
+	}
+	if len(warns) != len(want) {
+		t.Fatalf("warnings %q", warns)
+	}
+	for i := range want {
+		if !strings.HasPrefix(warns[i], want[i]) {
+			t.Errorf("warning %d: %q, want %q", i, warns[i], want[i])
+		}
+	}
+	_, rows, rowErrs, err = readCNAB(t, path, Options{CNABMovements: true})
+	if err != nil || len(rowErrs) > 0 || len(rows) != 4 {
+		t.Fatalf("movements: %v, %v, %d rows", err, rowErrs, len(rows))
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, strings.Join([]string{CNABCell(r, CNABMovement).Value, CNABCell(r, CNABKey).Value, CNABCell(r, CNABDue).Value,
+			CNABCell(r, CNABValue).Value, CNABCell(r, CNABRebate).Value, CNABCell(r, CNABMovement).Column}, " "))
+	}
+	wantRows := []string{"02 B2 2027-02-10 200.00 0.00 6:16-17", "06 C3 2027-03-10 300.00 0.00 8:16-17", "02 D4 2027-02-10 400.00 0.00 10:16-17",
+		"04 E5 2027-02-10 500.00 15.00 12:16-17"}
+	if strings.Join(got, "\n") != strings.Join(wantRows, "\n") {
+		t.Errorf("movement rows:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantRows, "\n"))
+	}
+	// a file of movements only has no entry, and that is not an error
+	only := writeTemp(t, "MOV.REM", cnabtest.File240(10, []cnabtest.Title240{b}, "\r\n"))
+	if _, rows, _, err := readCNAB(t, only, Options{}); err != nil || len(rows) != 0 {
+		t.Errorf("movements only: %v, %d rows", err, len(rows))
 	}
 }

@@ -81,7 +81,8 @@ type Source struct {
 	Layout     string // "febraban240-remessa", "bradesco400-remessa" ...
 	Bank       string // bank code of the header
 	CompanyDoc string // the company's CNPJ/CPF in the header, when the layout has it
-	NSA        int64  // the file's sequence number
+	NSA        int64  // the file's sequence number (0 when the layout has none)
+	Account    string // the account the header names (cnab.Header.Account)
 }
 
 // Reader streams the data rows of a file.
@@ -136,6 +137,11 @@ type Options struct {
 	Format string
 	// CNAB says what a CNAB remessa must be (bank, company).
 	CNAB CNABOptions
+	// CNABMovements reads a CNAB remessa's action movements (02, 04, 05,
+	// 06, 31: CNABActionMovements) instead of its entries (01): the rows
+	// pipeline/movements carries out. Without it those titles are set
+	// aside, counted in one warning a code (cnab_movimento_acao).
+	CNABMovements bool
 }
 
 func (o Options) maxRows() int {

@@ -46,6 +46,9 @@ type Plan struct {
 	// rows repeat an earlier run's key and due date. Filled by the run
 	// package, which keeps that folder.
 	Earlier []string `json:"earlier,omitempty"`
+	// Movements is a CNAB remessa's plan of movements other than entries
+	// (pipeline/movements.Plan), for `remessa plan --format json`.
+	Movements json.RawMessage `json:"movements,omitempty"`
 	// JobWarnings are warnings about the job file itself (Job.JobWarnings).
 	JobWarnings []JobProblem `json:"job_warnings,omitempty"`
 	// DiscountWindows says which carnet parcels get which conditional

@@ -20,6 +20,7 @@ func (vr *rowValidator) carnet(rc *rowCtx, it *Item, p payerInfo) {
 	items, perParcel := vr.items(rc, s.Items)
 	vr.checkRowMarketplace(rc, items, s.Items, "/issue/carnets")
 	cfg, msg, md, disc, cdisc := vr.charges(rc, &s.Fine, &s.InterestPerDay, &s.Message, &s.NotificationURL, &s.CustomID, s.Discount, s.ConditionalDiscount, due)
+	disc, cdisc = rc.cnabSlipDiscounts(disc, cdisc, s.Discount != nil, s.ConditionalDiscount != nil, due, "o carnê", "carnet")
 	it.DueDate = due
 	if repeats < 1 {
 		repeats = 1
@@ -78,6 +79,7 @@ func (vr *rowValidator) slip(rc *rowCtx, it *Item, p payerInfo) {
 	items, total := vr.items(rc, s.Items)
 	vr.checkRowMarketplace(rc, items, s.Items, "/issue/boletos")
 	cfg, msg, md, disc, cdisc := vr.charges(rc, &s.Fine, &s.InterestPerDay, &s.Message, &s.NotificationURL, &s.CustomID, s.Discount, s.ConditionalDiscount, due)
+	disc, cdisc = rc.cnabSlipDiscounts(disc, cdisc, s.Discount != nil, s.ConditionalDiscount != nil, due, "o boleto", "slip")
 	if x, ok := rc.get(&s.DaysToWriteOff); ok {
 		n := int(x.(int64))
 		if cfg == nil {
@@ -194,6 +196,7 @@ func (vr *rowValidator) cobv(rc *rowCtx, it *Item, p payerInfo) {
 		}
 		val.Desconto = cd
 	}
+	rc.cnabCobvDiscounts(&val, s.Desconto != nil, s.Abatimento != nil, due)
 	var split *PixSplitConfig
 	if sp := s.Split; sp != nil && rc.errs == 0 {
 		split = vr.pixSplit(rc, sp, valor, due, it)

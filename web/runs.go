@@ -17,6 +17,8 @@ import (
 	"remessa/api"
 	"remessa/internal/metrics"
 	"remessa/pipeline"
+	"remessa/pipeline/actions"
+	"remessa/pipeline/movements"
 	"remessa/pipeline/run"
 )
 
@@ -56,12 +58,25 @@ func (s *Server) work(ctx context.Context, a RunArgs) error {
 		return s.workCluster(ctx, r, opts)
 	}
 	var out *run.Outcome
+	var mov *movements.Record
+	aopts := actions.Options{Run: opts}
 	if journalReady(ctx, r.Dir) {
 		out, err = run.Resume(ctx, r.Dir, opts)
+		if err == nil && out != nil && out.Stop == nil {
+			// a CNAB remessa's movements left by a stop or a crash
+			mov, err = movements.Resume(ctx, out.Dir, aopts)
+		}
 	} else {
-		// nothing was journaled: the run starts (again) from the job
+		// nothing was journaled: the run starts (again) from the job;
+		// a CNAB remessa's movements follow its entries
 		os.RemoveAll(r.Dir)
-		out, err = run.Run(ctx, s.draftJobPath(r.DraftID), opts)
+		out, mov, err = movements.Run(ctx, s.draftJobPath(r.DraftID), opts, aopts)
+	}
+	if err == nil && out != nil && out.Stop == nil && mov != nil {
+		zerolog.Ctx(ctx).Info().Str("movimentos", mov.Summary()).Msg("movimentos da remessa")
+		if mov.ExitCode() == 1 {
+			defer s.setRunStatus(context.WithoutCancel(ctx), r.ID, "problems", mov.Summary())
+		}
 	}
 	return s.finishRun(ctx, r, out, err)
 }

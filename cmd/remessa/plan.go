@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 
 	"remessa/pipeline"
+	"remessa/pipeline/movements"
 	"remessa/pipeline/run"
 )
 
@@ -35,8 +37,14 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	setSoftMemoryLimit()
 	job, err := pipeline.Load(pos[0], pipeline.LoadOptions{})
 	var plan *pipeline.Plan
+	var mov *movements.Plan
 	if err == nil {
 		plan, err = run.Plan(context.Background(), pos[0], job, *runsDir)
+	}
+	if err == nil {
+		if mov, err = movements.Scan(context.Background(), job, *runsDir, ""); err == nil && mov.Titles > 0 {
+			plan.Movements, _ = json.Marshal(mov)
+		}
 	}
 	if err != nil {
 		rep := pipeline.NewValidationReport(pos[0], job, nil, err)
@@ -53,8 +61,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		plan.WriteText(stdout, *lang)
+		mov.WriteText(stdout)
 	}
-	if plan.Refused > 0 {
+	if plan.Refused > 0 || len(mov.Refused) > 0 {
 		return exitProblems
 	}
 	return exitOK

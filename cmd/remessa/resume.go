@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"remessa/pipeline/actions"
+	"remessa/pipeline/movements"
 	"remessa/pipeline/run"
 )
 
@@ -46,5 +48,15 @@ func runResume(args []string, stdout, stderr io.Writer) int {
 	} else {
 		out, err = run.Resume(ctx, pos[0], opts)
 	}
-	return finishRun(out, err, stdout, stderr, *f.lang)
+	code = finishRun(out, err, stdout, stderr, *f.lang)
+	if err != nil || out == nil || out.Stop != nil {
+		return code
+	}
+	// a CNAB remessa's movements, carried out after its entries
+	mov, err := movements.Resume(ctx, out.Dir, actions.Options{Run: opts, Progress: movProgress(opts, stderr)})
+	if err != nil {
+		fmt.Fprintln(stderr, "remessa: movimentos:", err)
+		return max(code, exitProblems)
+	}
+	return finishMovements(code, mov, stdout)
 }

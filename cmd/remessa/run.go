@@ -13,8 +13,10 @@ import (
 	"syscall"
 
 	"remessa/pipeline"
+	"remessa/pipeline/actions"
 	"remessa/pipeline/cluster"
 	"remessa/pipeline/journal"
+	"remessa/pipeline/movements"
 	"remessa/pipeline/run"
 )
 
@@ -116,12 +118,31 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	run.Version = version()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out, err := run.Run(ctx, pos[0], opts)
+	out, mov, err := movements.Run(ctx, pos[0], opts, actions.Options{Run: opts, Progress: movProgress(opts, stderr)})
 	if opts.Detach && err == nil && out != nil {
 		fmt.Fprintln(stdout, out.RunID) // in the queue: remessa status/report --db
 		return 0
 	}
-	return finishRun(out, err, stdout, stderr, *f.lang)
+	return finishMovements(finishRun(out, err, stdout, stderr, *f.lang), mov, stdout)
+}
+
+// movProgress is where a CNAB remessa's movements write their actions'
+// plans: nowhere with --quiet.
+func movProgress(o run.Options, stderr io.Writer) io.Writer {
+	if o.Quiet {
+		return nil
+	}
+	return stderr
+}
+
+// finishMovements prints what became of a remessa's movements and folds
+// their exit code into the run's.
+func finishMovements(code int, mov *movements.Record, stdout io.Writer) int {
+	if mov == nil {
+		return code
+	}
+	mov.WriteSummary(stdout)
+	return max(code, mov.ExitCode())
 }
 
 // finishRun prints where the results are and picks the exit code.

@@ -79,6 +79,14 @@ func TestUpgradeRunsFrom8e335f2(t *testing.T) {
 		t.Fatalf("totals: %s", why)
 	}
 
+	// runs.db moves to step 2: the old run's issued keys are found by key
+	// (read from its results.json on the first look-up)
+	x := &run.Index{Path: filepath.Join(runs, run.IndexFile)}
+	found, err := x.RunsIssuing(ctx, res.Run.Service, []string{res.Rows[0].Key, res.Rows[24].Key, "NAO-EMITIDA"})
+	if err != nil || len(found) != 2 || len(found[res.Rows[24].Key]) != 1 || found[res.Rows[0].Key][0].RunID != res.Run.ID {
+		t.Fatalf("issued keys of the old run: %v %+v", err, found)
+	}
+
 	// status builds the ledger (situacao.db, new) from the service
 	if code, out, errs := runCLI("status", dir); code != exitOK || !strings.Contains(out, "a vencer") {
 		t.Fatalf("status: %d %q %q", code, out, errs)

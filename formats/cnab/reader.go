@@ -23,7 +23,11 @@ type Header struct {
 	CompanyDoc  string // CNPJ/CPF of the company, when the layout has it
 	CompanyName string
 	Agreement   string // convênio / código da empresa
-	NSA         int64  // sequence number of the file
+	// Account names the company's account at the bank as the header
+	// does: bank, company document, agreement, agency and account, the
+	// ones the layout has, "|"-separated (the runs index's NSA check)
+	Account string
+	NSA     int64     // sequence number of the file
 	Generated   time.Time
 	Messages    []string // CNAB 240: the batch header's mensagens 1 and 2 (every title of the batch)
 }
@@ -289,6 +293,11 @@ func (rd *Reader) header(l *Line) error {
 				fmt.Sprintf("the file is company %s's; the job expects %s", d, rd.opt.CompanyDoc))
 		}
 	}
+	acct := []string{h.Bank, strings.TrimLeft(h.CompanyDoc, "0"), strings.TrimLeft(h.Agreement, "0")}
+	for _, name := range []string{"agencia", "conta"} {
+		acct = append(acct, strings.TrimLeft(get(name), "0"))
+	}
+	h.Account = strings.Join(acct, "|")
 	if f := L.Field("0", "nsa"); f != nil {
 		n, err := l.Int(f)
 		if err != nil {

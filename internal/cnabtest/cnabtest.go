@@ -49,6 +49,14 @@ type Title240 struct {
 	JurosCod  int
 	JurosVal  int64
 	Desc1     int64
+	Desc1Cod  int
+	Desc1Date string // DDMMAAAA
+	Desc2Cod  int    // R 18; with Desc2Date (R 19–26) and Desc2 (R 27–41)
+	Desc2Date string
+	Desc2     int64
+	Desc3Cod  int // R 42, 43–50, 51–65
+	Desc3Date string
+	Desc3     int64
 	Abat      int64
 	DocType   int
 	Doc       string
@@ -127,6 +135,9 @@ func Write240(w io.Writer, nsa, n int, title func(i int) Title240, eol string) e
 			Put(78, 85, t.Due).Put(86, 100, t.Cents).Put(107, 108, 4).Put(109, 109, "N").Put(110, 117, "28112026").
 			Put(118, 118, t.JurosCod).Put(127, 141, t.JurosVal).Put(151, 165, t.Desc1).Put(181, 195, t.Abat).
 			Put(196, 220, "ERP-"+t.Seu).Put(228, 229, 9)
+		if t.Desc1Cod != 0 {
+			p.Put(142, 142, t.Desc1Cod).Put(143, 150, t.Desc1Date)
+		}
 		if t.RawDueFix != "" {
 			p.Put(78, 85, t.RawDueFix)
 		}
@@ -143,6 +154,12 @@ func Write240(w io.Writer, nsa, n int, title func(i int) Title240, eol string) e
 			seq++
 			r := Blank(240).Put(1, 3, 341).Put(4, 7, batch).Put(8, 8, 3).Put(9, 13, seq).Put(14, 14, "R").Put(16, 17, t.Mov).
 				Put(66, 66, t.MultaCod).Put(67, 74, 0).Put(75, 89, t.MultaVal).Put(100, 139, t.Msg3)
+			if t.Desc2Cod != 0 {
+				r.Put(18, 18, t.Desc2Cod).Put(19, 26, t.Desc2Date).Put(27, 41, t.Desc2)
+			}
+			if t.Desc3Cod != 0 {
+				r.Put(42, 42, t.Desc3Cod).Put(43, 50, t.Desc3Date).Put(51, 65, t.Desc3)
+			}
 			emit(r)
 		}
 		if t.WithS {

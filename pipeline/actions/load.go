@@ -44,8 +44,9 @@ type Job struct {
 	Parcels   []int
 
 	Parcel  int    // cancel/settle/change_due_date: only this parcel
-	NewDate string // change_due_date: ISO
-	Days    int    // change_due_date: days to add
+	NewDate  string            // change_due_date: ISO
+	Days     int               // change_due_date: days to add
+	NewDates map[string]string // change_due_date: ISO by row key
 	Email   string // resend override
 	CopyDir string // second_copy folder name
 
@@ -286,10 +287,24 @@ func (c *checker) check() {
 		d := a.ChangeDueDate
 		j.Parcel = d.Parcel
 		c.parcel("/action/change_due_date/parcel", j.Parcel)
+		given := 0
+		for _, set := range []bool{d.Date != "", d.Days != 0, len(d.Dates) > 0} {
+			if set {
+				given++
+			}
+		}
 		switch {
-		case (d.Date == "") == (d.Days == 0):
-			c.fail("/action/change_due_date", "vencimento_novo", "change_due_date deve ter date (nova data) ou days (dias a somar), um dos dois",
-				"change_due_date must have either date (a new date) or days (days to add)")
+		case given != 1:
+			c.fail("/action/change_due_date", "vencimento_novo", "change_due_date deve ter date (nova data), days (dias a somar) ou dates (uma data por chave), um dos três",
+				"change_due_date must have one of date (a new date), days (days to add) or dates (a date per key)")
+		case len(d.Dates) > 0:
+			j.NewDates = map[string]string{}
+			for k, v := range d.Dates {
+				k = strings.TrimSpace(k)
+				// a date not after today is not applicable to that row
+				// alone (the plan says so), not an error of the job
+				j.NewDates[k] = c.date("/action/change_due_date/dates/"+k, v)
+			}
 		case d.Days < 0 || d.Days > 3650:
 			c.fail("/action/change_due_date/days", "fora_limite", fmt.Sprintf("days %d fora do limite de 1 a 3650 (não é possível antecipar vencimentos)", d.Days),
 				fmt.Sprintf("days %d out of range 1 to 3650 (due dates cannot be brought forward)", d.Days))
@@ -353,6 +368,21 @@ func (c *checker) check() {
 				}
 			} else {
 				j.Keys = keys
+			}
+		}
+	}
+	if j.NewDates != nil {
+		// dates by key: only those rows (and the filter's or sheet's, if any)
+		if j.Keys == nil {
+			j.Keys = map[string]bool{}
+			for k := range j.NewDates {
+				j.Keys[k] = true
+			}
+		} else {
+			for k := range j.Keys {
+				if _, ok := j.NewDates[k]; !ok {
+					delete(j.Keys, k)
+				}
 			}
 		}
 	}

@@ -307,7 +307,7 @@ func (p *Plan) planRow(j *Job, row *results.Row, all, matched []status.Charge, t
 			continue
 		}
 		if j.Kind == ChangeDueDate {
-			nd := newDue(j, c.Due)
+			nd := newDue(j, row.Key, c.Due)
 			switch {
 			case nd == c.Due:
 				p.skip(row, what(row, &c), "não se aplica: já vence em "+brDate(nd), c.ValueCents)
@@ -377,7 +377,7 @@ func (p *Plan) planRow(j *Job, row *results.Row, all, matched []status.Charge, t
 			var changes []string
 			for _, c := range ok {
 				r := ref(&c)
-				r.NewDue = newDue(j, c.Due)
+				r.NewDue = newDue(j, row.Key, c.Due)
 				it.Charges = append(it.Charges, r)
 				it.Cents += c.ValueCents
 				changes = append(changes, fmt.Sprintf("%d: %s → %s", c.Parcel, brDate(c.Due), brDate(r.NewDue)))
@@ -438,7 +438,7 @@ func (p *Plan) planRow(j *Job, row *results.Row, all, matched []status.Charge, t
 	}
 	switch j.Kind {
 	case ChangeDueDate:
-		it.Charges[0].NewDue = newDue(j, c.Due)
+		it.Charges[0].NewDue = newDue(j, row.Key, c.Due)
 		it.Text = fmt.Sprintf("%s de %s: vencimento %s → %s, %s", docName(row, &c), row.Key, brDate(c.Due), brDate(it.Charges[0].NewDue), rules.FormatBRL(c.ValueCents))
 	case Resend:
 		it.Text = fmt.Sprintf("%s de %s: reenviado para %s", docName(row, &c), row.Key, it.Email)
@@ -473,8 +473,11 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// newDue is the new due date of a charge due on cur.
-func newDue(j *Job, cur string) string {
+// newDue is the new due date of row key's charge due on cur.
+func newDue(j *Job, key, cur string) string {
+	if d, ok := j.NewDates[key]; ok {
+		return d
+	}
 	if j.NewDate != "" {
 		return j.NewDate
 	}

@@ -42,6 +42,10 @@ type Entry struct {
 	Service     string   `json:"service"`
 	StartedAt   string   `json:"started_at"`
 	Keys        []string `json:"keys"` // "key|due date" of each accepted row (Append only)
+	// CNABAccount and CNABNSA identify a CNAB remessa input: the account
+	// its header names (cnab.Header.Account) and its sequence number.
+	CNABAccount string `json:"cnab_account,omitempty"`
+	CNABNSA     int64  `json:"cnab_nsa,omitempty"`
 	// Complete is read from the run's results.json: false while rows are
 	// pending (the run stopped) or before it wrote its results.
 	Complete bool `json:"-"`
@@ -57,6 +61,7 @@ type Index struct{ Path string }
 // 1 is what the binary of 8e335f2 made, frozen.
 var IndexSchema = migrate.Schema{Name: IndexFile, Table: "runs_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
 	{Name: "execuções, chaves das linhas, negadas (8e335f2)", SQL: indexSchemaV1},
+	{Name: "remessas CNAB (conta e NSA), chaves emitidas por execução", SQL: indexSchemaV2},
 }}
 
 const indexSchemaV1 = `
@@ -227,14 +232,14 @@ func appendTx(ctx context.Context, tx *sql.Tx, e Entry, ids *rowIDs) error {
 	}
 	var old int64
 	if tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE run_id = ?`, e.RunID).Scan(&old) == nil {
-		for _, q := range []string{`DELETE FROM row_keys WHERE run = ?`, `DELETE FROM denied WHERE run = ?`, `DELETE FROM runs WHERE id = ?`} {
+		for _, q := range []string{`DELETE FROM row_keys WHERE run = ?`, `DELETE FROM denied WHERE run = ?`, `DELETE FROM issued_keys WHERE run = ?`, `DELETE FROM runs WHERE id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, old); err != nil {
 				return err
 			}
 		}
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, dir, job_name, job_sha256, input_sha256, service, started_at, keys_sha256, rows)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, e.Dir, e.JobName, e.JobSHA256, e.InputSHA256, e.Service, e.StartedAt, ids.sum(), ids.len())
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, dir, job_name, job_sha256, input_sha256, service, started_at, keys_sha256, rows, cnab_account, cnab_nsa)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, e.Dir, e.JobName, e.JobSHA256, e.InputSHA256, e.Service, e.StartedAt, ids.sum(), ids.len(), e.CNABAccount, e.CNABNSA)
 	if err != nil {
 		return err
 	}

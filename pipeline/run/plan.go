@@ -46,8 +46,16 @@ func Plan(ctx context.Context, jobPath string, job *pipeline.Job, runsDir string
 	}
 	if same != nil {
 		plan.Earlier = append(plan.Earlier, fmt.Sprintf("este job já rodou com esta mesma planilha na execução %s (%s): \"remessa run\" recusa repeti-lo sem --again", same.RunID, same.Dir))
-	} else if w != "" {
-		plan.Earlier = append(plan.Earlier, w)
+	} else {
+		account, nsa := cnabFile(job)
+		if e, err := idx.nsaImported(ctx, account, nsa); err != nil {
+			return nil, err
+		} else if e != nil {
+			plan.Earlier = append(plan.Earlier, (&NSAError{NSA: nsa, Account: account, Earlier: *e}).Error())
+		}
+		if w != "" {
+			plan.Earlier = append(plan.Earlier, w)
+		}
 	}
 	return plan, nil
 }

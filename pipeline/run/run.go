@@ -218,6 +218,7 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	runsDir, _ = filepath.Abs(runsDir)
 	describe := func(err error) string { return describeLoad(jobPath, job, err, opts.Lang) }
 	idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
+	cnabAccount, cnabNSA := cnabFile(job)
 	var warnings []string
 	// check stops a job whose rows have problems (on_invalid: stop) or
 	// that ran before on the same input, and notes the repeated rows
@@ -239,6 +240,15 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		}
 		if same != nil {
 			return &DuplicateError{Earlier: *same}
+		}
+		if !opts.Again {
+			// a CNAB remessa whose NSA that account already imported
+			if e, err := idx.nsaImported(ctx, cnabAccount, cnabNSA); err != nil {
+				return err
+			} else if e != nil {
+				ne := &NSAError{NSA: cnabNSA, Account: cnabAccount, Earlier: *e}
+				return &UsageError{Msg: ne.Error(), Err: ne}
+			}
 		}
 		if w != "" {
 			warnings = append(warnings, w)
@@ -342,7 +352,7 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 		plan, ids = first.donePlan(jobPath), first.ids
 	}
 	if err := idx.appendIDs(Entry{RunID: runID, Dir: dir, JobSHA256: job.SHA256, InputSHA256: inputSHA, Service: job.Service,
-		JobName: job.Name, StartedAt: m.StartedAt}, ids); err != nil {
+		JobName: job.Name, StartedAt: m.StartedAt, CNABAccount: cnabAccount, CNABNSA: cnabNSA}, ids); err != nil {
 		return nil, err
 	}
 	exec := execute
