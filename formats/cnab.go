@@ -152,7 +152,7 @@ type cnabReader struct {
 
 // errSetAside is fill's answer for a title the reader passes over: an
 // action movement when reading entries, an entry when reading movements.
-var errSetAside = &cnab.Error{Code: "set_aside"}
+var errSetAside = &cnab.Error{Message: "título posto de lado"}
 
 // The layout fields the reader maps, by their stable names (cnabFieldNames).
 const (

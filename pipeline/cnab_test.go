@@ -158,7 +158,7 @@ func TestCNABDiscounts(t *testing.T) {
 		return items, errs
 	}
 	items, errs := validate("")
-	if len(items) != 2 {
+	if len(items) != 1 {
 		t.Fatalf("slips: %d items, errors %q", len(items), errs)
 	}
 	bb := items["A1"].Slip.Payment.BankingBillet

@@ -26,10 +26,10 @@ type Header struct {
 	// Account names the company's account at the bank as the header
 	// does: bank, company document, agreement, agency and account, the
 	// ones the layout has, "|"-separated (the runs index's NSA check)
-	Account string
-	NSA     int64     // sequence number of the file
-	Generated   time.Time
-	Messages    []string // CNAB 240: the batch header's mensagens 1 and 2 (every title of the batch)
+	Account   string
+	NSA       int64 // sequence number of the file
+	Generated time.Time
+	Messages  []string // CNAB 240: the batch header's mensagens 1 and 2 (every title of the batch)
 }
 
 // Title is one title of a remessa: its detail lines (P, Q, R, S; or a

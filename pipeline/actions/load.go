@@ -43,12 +43,12 @@ type Job struct {
 	DueFrom   string
 	Parcels   []int
 
-	Parcel  int    // cancel/settle/change_due_date: only this parcel
+	Parcel   int               // cancel/settle/change_due_date: only this parcel
 	NewDate  string            // change_due_date: ISO
 	Days     int               // change_due_date: days to add
 	NewDates map[string]string // change_due_date: ISO by row key
-	Email   string // resend override
-	CopyDir string // second_copy folder name
+	Email    string            // resend override
+	CopyDir  string            // second_copy folder name
 
 	Concurrency int
 	Today       time.Time

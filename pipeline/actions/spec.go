@@ -58,12 +58,12 @@ type SettleSpec struct {
 
 // DueSpec is the new due date.
 type DueSpec struct {
-	Date   string `yaml:"date" doc:"nova data de vencimento (10/03/2027, 2027-03-10, dia 15 do próximo mês)" doc_en:"new due date (10/03/2027, 2027-03-10, day 15 of next month)"`
-	Days   int    `yaml:"days" doc:"ou: dias a somar ao vencimento atual de cada cobrança" doc_en:"or: days to add to each charge's current due date"`
+	Date string `yaml:"date" doc:"nova data de vencimento (10/03/2027, 2027-03-10, dia 15 do próximo mês)" doc_en:"new due date (10/03/2027, 2027-03-10, day 15 of next month)"`
+	Days int    `yaml:"days" doc:"ou: dias a somar ao vencimento atual de cada cobrança" doc_en:"or: days to add to each charge's current due date"`
 	// Dates is a new due date per row key (a CNAB remessa's 06
 	// movements: each title its own date); only those rows are changed.
-	Dates map[string]string `yaml:"dates" doc:"ou: a nova data de cada chave de linha (chave: data); só essas linhas" doc_en:"or: each row key's new due date (key: date); only those rows"`
-	Parcel int    `yaml:"parcel" doc:"carnês: só esta parcela (1 a 12)" doc_en:"carnets: only this parcel (1 to 12)"`
+	Dates  map[string]string `yaml:"dates" doc:"ou: a nova data de cada chave de linha (chave: data); só essas linhas" doc_en:"or: each row key's new due date (key: date); only those rows"`
+	Parcel int               `yaml:"parcel" doc:"carnês: só esta parcela (1 a 12)" doc_en:"carnets: only this parcel (1 to 12)"`
 }
 
 // ResendSpec: e-mail again.

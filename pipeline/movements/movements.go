@@ -253,7 +253,7 @@ func cents(v string) int64 {
 		return 0
 	}
 	whole, frac, _ := strings.Cut(v, ".")
-	n, err := strconv.ParseInt(whole+(frac+"00")[:2], 10, 64)
+	n, err := strconv.ParseInt(whole+(frac + "00")[:2], 10, 64)
 	if err != nil {
 		return 0
 	}

@@ -42,11 +42,27 @@ func title(key string, mov int, cents int64, due string) cnabtest.Title240 {
 
 type slip struct{ status, due string }
 
-func slips(t *testing.T, cl *api.Client, dir string) map[string]slip {
+// chargeIDs is each issued row's slip, by key, from the run's results.
+func chargeIDs(t *testing.T, out *run.Outcome) map[string]int64 {
+	t.Helper()
+	res, err := out.LoadResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	for _, r := range res.Rows {
+		if len(r.ChargeIDs) == 1 {
+			ids[r.Key] = r.ChargeIDs[0]
+		}
+	}
+	return ids
+}
+
+func slips(t *testing.T, cl *api.Client, ids map[string]int64) map[string]slip {
 	t.Helper()
 	out := map[string]slip{}
-	for _, c := range runtest.Ledger(t, dir) {
-		ch, err := cl.GetCharge(context.Background(), c.ChargeID)
+	for key, id := range ids {
+		ch, err := cl.GetCharge(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +70,7 @@ func slips(t *testing.T, cl *api.Client, dir string) map[string]slip {
 		if ch.Payment != nil && ch.Payment.BankingBillet != nil {
 			s.due = ch.Payment.BankingBillet.ExpireAt
 		}
-		out[c.Key] = s
+		out[key] = s
 	}
 	return out
 }
@@ -97,13 +113,8 @@ func TestMovements(t *testing.T) {
 	}
 	// A6 is paid before the second remessa asks for its baixa
 	cl := runtest.Client(t, rn)
-	var a6 int64
-	for _, c := range runtest.Ledger(t, out1.Dir) {
-		if c.Key == "A6" {
-			a6 = c.ChargeID
-		}
-	}
-	if _, err := (&control.Client{BaseURL: rn.URL}).PayCharge(ctx, a6, control.PayRequest{}, rn.PayeeCode); err != nil {
+	ids := chargeIDs(t, out1)
+	if _, err := (&control.Client{BaseURL: rn.URL}).PayCharge(ctx, ids["A6"], control.PayRequest{}, rn.PayeeCode); err != nil {
 		t.Fatal(err)
 	}
 
@@ -190,7 +201,7 @@ func TestMovements(t *testing.T) {
 			t.Errorf("%s: %+v, want %v", k, g, w)
 		}
 	}
-	s := slips(t, cl, out1.Dir)
+	s := slips(t, cl, ids)
 	wantSlips := map[string]slip{"A1": {"canceled", "2027-02-10"}, "A2": {"canceled", "2027-02-10"}, "A3": {"waiting", "2027-03-10"},
 		"A4": {"waiting", "2027-02-10"}, "A5": {"waiting", "2027-02-10"}, "A6": {"paid", "2027-02-10"}}
 	for k, w := range wantSlips {

@@ -61,7 +61,7 @@ type Index struct{ Path string }
 // 1 is what the binary of 8e335f2 made, frozen.
 var IndexSchema = migrate.Schema{Name: IndexFile, Table: "runs_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
 	{Name: "execuções, chaves das linhas, negadas (8e335f2)", SQL: indexSchemaV1},
-	{Name: "remessas CNAB (conta e NSA), chaves emitidas por execução", SQL: indexSchemaV2},
+	{Name: "remessas CNAB (conta e NSA), chaves emitidas por execução", Tx: indexSchemaV2},
 }}
 
 const indexSchemaV1 = `

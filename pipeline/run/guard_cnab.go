@@ -21,17 +21,32 @@ import (
 // each run's results.json when a look-up needs it (keys_stamp says which
 // version it was read from), so runs indexed before this step are found
 // the same way.
-const indexSchemaV2 = `
-ALTER TABLE runs ADD COLUMN cnab_account TEXT NOT NULL DEFAULT '';
-ALTER TABLE runs ADD COLUMN cnab_nsa INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX runs_cnab_nsa ON runs (cnab_account, cnab_nsa);
-ALTER TABLE runs ADD COLUMN keys_stamp TEXT NOT NULL DEFAULT '';
-CREATE TABLE issued_keys (
+func indexSchemaV2(ctx context.Context, tx *sql.Tx) error {
+	// two processes may open an index at version 1 at once: the second
+	// finds the columns the first added (SQLite has no ADD COLUMN IF NOT
+	// EXISTS)
+	for _, c := range []struct{ name, def string }{
+		{"cnab_account", "TEXT NOT NULL DEFAULT ''"}, {"cnab_nsa", "INTEGER NOT NULL DEFAULT 0"}, {"keys_stamp", "TEXT NOT NULL DEFAULT ''"},
+	} {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('runs') WHERE name = ?`, c.name).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE runs ADD COLUMN `+c.name+` `+c.def); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := tx.ExecContext(ctx, `
+CREATE INDEX IF NOT EXISTS runs_cnab_nsa ON runs (cnab_account, cnab_nsa);
+CREATE TABLE IF NOT EXISTS issued_keys (
 	key_hash INTEGER NOT NULL, -- keyHash of the row's key alone
 	run      INTEGER NOT NULL,
 	PRIMARY KEY (key_hash, run)
-) WITHOUT ROWID;
-`
+) WITHOUT ROWID;`)
+	return err
+}
 
 // NSAError is a CNAB remessa whose sequence number (NSA) was already
 // imported for the same account by an earlier run (exit 2; --again runs
@@ -94,17 +109,38 @@ func (x *Index) nsaImported(ctx context.Context, account string, nsa int64) (*En
 		return nil, fmt.Errorf("índice de execuções: %w", err)
 	}
 	for _, r := range rs {
-		if r.live() {
+		if x.here(r) {
 			return &r.entry, nil
 		}
 	}
 	return nil, nil
 }
 
+// here says whether the run's folder exists, finding it next to runs.db
+// under its own name when the runs folder was moved or restored elsewhere
+// (the index keeps absolute paths); r.entry.Dir is then the folder found.
+func (x *Index) here(r *indexedRun) bool {
+	if r.live() {
+		return true
+	}
+	moved := filepath.Join(filepath.Dir(x.Path), filepath.Base(r.entry.Dir))
+	if moved == r.entry.Dir {
+		return false
+	}
+	old := r.entry.Dir
+	r.entry.Dir = moved
+	if r.live() {
+		return true
+	}
+	r.entry.Dir = old
+	return false
+}
+
 // RunsIssuing finds, for each key, the runs on service that issued a row
 // with that key (the service created its charge: outcome issued in the
 // run's results.json), oldest first; keys no run issued are absent. Runs
-// whose folder was removed are left out.
+// whose folder was removed are left out; a folder moved with its runs
+// folder is found there.
 func (x *Index) RunsIssuing(ctx context.Context, service string, keys []string) (map[string][]Entry, error) {
 	out := map[string][]Entry{}
 	db, err := x.open(ctx, false)
@@ -118,7 +154,7 @@ func (x *Index) RunsIssuing(ctx context.Context, service string, keys []string) 
 	}
 	byID := map[int64]*indexedRun{}
 	for _, r := range runs {
-		if !r.live() {
+		if !x.here(r) {
 			continue
 		}
 		if err := r.indexKeys(ctx, db); err != nil {
@@ -131,7 +167,12 @@ func (x *Index) RunsIssuing(ctx context.Context, service string, keys []string) 
 	}
 	byHash := map[int64][]string{}
 	var hashes []any
+	seen := map[string]bool{}
 	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		h := keyHash(k)
 		if _, ok := byHash[h]; !ok {
 			hashes = append(hashes, h)
