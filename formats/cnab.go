@@ -136,10 +136,9 @@ type cnabReader struct {
 	src  Source
 	opt  Options
 	rows int
-	// refs are, per field the reader maps, the records of the layout that
-	// have it (resolved on first use)
-	refs   [numCNABFields][]cnabRef
-	seen   [numCNABFields]bool
+	recs   []recFields // the records seen, with the reader's fields in each
+	tf     titleFields
+	tfRecs []*recFields
 	colBuf []byte
 	arena  *Arena // lines' texts and the values made of them
 	// setAside counts, per movement code, the titles left to the
@@ -198,28 +197,39 @@ const (
 var cnabFieldNames = [numCNABFields]string{"abatimento", "emissao", "juros_codigo", "juros_valor", "movimento", "multa_codigo", "multa_valor", "nosso_numero", "sacado_bairro", "sacado_cep", "sacado_cep_sufixo", "sacado_cidade", "sacado_documento", "sacado_endereco", "sacado_nome", "sacado_tipo", "sacado_uf", "seu_numero", "uso_empresa", "valor", "vencimento", "mensagem1", "mensagem3", "mensagem4", "mensagem5", "mensagem6", "desconto1_valor", "desconto2_valor", "desconto3_valor", "desconto_dia",
 	"desconto1_codigo", "desconto2_codigo", "desconto3_codigo", "desconto1_data", "desconto2_data", "desconto3_data"}
 
-type cnabRef struct {
-	rec string
-	f   *cnab.Field
+// recFields is, for one record of the layout, the field each of the
+// reader's fields is in that record (nil when the record has not it).
+type recFields struct {
+	rec    string
+	fields [numCNABFields]*cnab.Field
 }
 
-// lookup finds field i in the title's lines (in file order).
-func (c *cnabReader) lookup(t *cnab.Title, i int) field {
-	if !c.seen[i] {
-		for rec := range t.Layout.Records {
-			if f := t.Layout.Field(rec, cnabFieldNames[i]); f != nil {
-				c.refs[i] = append(c.refs[i], cnabRef{rec, f})
-			}
+// recIndex is the index in c.recs of record rec's fields, resolved on
+// first use.
+func (c *cnabReader) recIndex(l *cnab.Layout, rec string) int {
+	for i := range c.recs {
+		if c.recs[i].rec == rec {
+			return i
 		}
-		c.seen[i] = true
 	}
-	refs := c.refs[i]
-	for li := range t.Lines {
-		l := &t.Lines[li]
-		for _, r := range refs {
-			if r.rec == l.Rec {
-				return field{l, r.f}
-			}
+	r := recFields{rec: rec}
+	for i := range r.fields {
+		r.fields[i] = l.Field(rec, cnabFieldNames[i])
+	}
+	c.recs = append(c.recs, r)
+	return len(c.recs) - 1
+}
+
+// titleFields finds the reader's fields in a title's lines (in file order).
+type titleFields struct {
+	t    *cnab.Title
+	recs []*recFields // per line
+}
+
+func (tf *titleFields) get(i int) field {
+	for li, r := range tf.recs {
+		if f := r.fields[i]; f != nil {
+			return field{&tf.t.Lines[li], f}
 		}
 	}
 	return field{}
@@ -370,7 +380,25 @@ func notApplied(x field, value, pt, en string) *cnab.Error {
 
 // fill maps a title's fields onto the row's cells (docs/cnab.md).
 func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
-	get := func(name int) field { return c.lookup(t, name) }
+	// each line's record, resolved first (c.recs may grow), then pointed at
+	var idx [8]int
+	tf := &c.tf
+	tf.t, tf.recs = t, c.tfRecs[:0]
+	for li := range t.Lines {
+		ri := c.recIndex(t.Layout, t.Lines[li].Rec)
+		if li < len(idx) {
+			idx[li] = ri
+		}
+	}
+	for li := range t.Lines {
+		ri := c.recIndex(t.Layout, t.Lines[li].Rec)
+		if li < len(idx) {
+			ri = idx[li]
+		}
+		tf.recs = append(tf.recs, &c.recs[ri])
+	}
+	c.tfRecs = tf.recs
+	get := tf.get
 	// The cells' Columns are written into one buffer and cut from one
 	// string at the end: one allocation a row instead of one a cell.
 	var at [cnabCols][3]int // line, start, end
@@ -388,13 +416,32 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	defer func() {
 		buf := c.colBuf[:0]
 		var ends [cnabCols]int
+		// a title has a few lines: each line number is written once
+		var lineNo [4]int
+		var lineAt [4][2]int
+		var lineBuf [64]byte
+		lb, nl := lineBuf[:0], 0
 		for i := range at {
-			if at[i][0] != 0 {
-				buf = strconv.AppendInt(buf, int64(at[i][0]), 10)
+			if n := at[i][0]; n != 0 {
+				k := 0
+				for k < nl && lineNo[k] != n {
+					k++
+				}
+				if k == nl && nl < len(lineNo) {
+					from := len(lb)
+					lb = strconv.AppendInt(lb, int64(n), 10)
+					lineNo[k], lineAt[k] = n, [2]int{from, len(lb)}
+					nl++
+				}
+				if k < nl {
+					buf = append(buf, lb[lineAt[k][0]:lineAt[k][1]]...)
+				} else {
+					buf = strconv.AppendInt(buf, int64(n), 10)
+				}
 				buf = append(buf, ':')
-				buf = strconv.AppendInt(buf, int64(at[i][1]), 10)
+				buf = appendPos(buf, at[i][1])
 				buf = append(buf, '-')
-				buf = strconv.AppendInt(buf, int64(at[i][2]), 10)
+				buf = appendPos(buf, at[i][2])
 			}
 			ends[i] = len(buf)
 		}
@@ -578,6 +625,22 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	return nil
 }
 
+// smallInts are the positions of a line as text ("1" to "400").
+var smallInts = func() (t [401]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// appendPos appends a position (a line's 1 to 400) as decimal text.
+func appendPos(b []byte, p int) []byte {
+	if p >= 0 && p < len(smallInts) {
+		return append(b, smallInts[p]...)
+	}
+	return strconv.AppendInt(b, int64(p), 10)
+}
+
 // discount sets a discount cell: "code|date|value".
 func (c *cnabReader) discount(cells []Cell, set func(int, field, string), i int, val field, code int64, date field, v int64) {
 	var b [64]byte
@@ -682,9 +745,14 @@ func (c *cnabReader) cents(v int64) string {
 
 // isoDate is t as "2006-01-02" in the arena.
 func (c *cnabReader) isoDate(t time.Time) string {
-	var b [16]byte
-	out := t.AppendFormat(b[:0], "2006-01-02")
-	return c.arena.Bytes(out)
+	y, m, d := t.Date()
+	if y < 1000 || y > 9999 {
+		var b [16]byte
+		return c.arena.Bytes(t.AppendFormat(b[:0], "2006-01-02"))
+	}
+	b := [10]byte{byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-',
+		byte('0' + int(m)/10), byte('0' + int(m)%10), '-', byte('0' + d/10), byte('0' + d%10)}
+	return c.arena.Bytes(b[:])
 }
 
 // percent is percentText in the arena.

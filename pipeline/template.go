@@ -85,8 +85,15 @@ func isTemplateExample(key, name, doc string) bool {
 		return false
 	}
 	d := rules.CleanDocument(doc) // the cheap test first: it rules out nearly every row
+	var nk string                 // the key normalized, once
 	for _, e := range templateExamples {
-		if d == e.doc && formats.NormalizeHeader(key) == e.key && formats.NormalizeHeader(name) == e.name {
+		if d != e.doc {
+			continue
+		}
+		if nk == "" {
+			nk = formats.NormalizeHeader(key)
+		}
+		if nk == e.key && formats.NormalizeHeader(name) == e.name {
 			return true
 		}
 	}
