@@ -131,11 +131,11 @@ func CNABCell(r Row, header string) Cell {
 type CNABOptions = cnab.Options
 
 type cnabReader struct {
-	f    *os.File
-	rd   *cnab.Reader
-	src  Source
-	opt  Options
-	rows int
+	f      *os.File
+	rd     *cnab.Reader
+	src    Source
+	opt    Options
+	rows   int
 	recs   []recFields // the records seen, with the reader's fields in each
 	tf     titleFields
 	tfRecs []*recFields
