@@ -55,15 +55,9 @@ func (r *Record) Text(name, v string) error {
 		return err
 	}
 	if f.Num {
-		for i := 0; i < len(v); i++ {
-			if v[i] < '0' || v[i] > '9' {
-				return fmt.Errorf("cnab: %s.%s is numeric: %q", r.rec, name, v)
-			}
-		}
-		if len(v) > f.Width() {
-			return fmt.Errorf("cnab: %s.%s: %q is wider than %d positions", r.rec, name, v, f.Width())
-		}
-		copy(r.line[f.Start-1:f.End], strings.Repeat("0", f.Width()-len(v))+v)
+		return putDigits(r, f, v)
+	}
+	if r.ascii(f, v) {
 		return nil
 	}
 	b := make([]byte, 0, f.Width())
@@ -84,13 +78,62 @@ func (r *Record) Text(name, v string) error {
 	return nil
 }
 
+// putDigits writes digits right-aligned and zero-filled into numeric
+// field f.
+func putDigits[T string | []byte](r *Record, f *Field, v T) error {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return fmt.Errorf("cnab: %s.%s is numeric: %q", r.rec, f.Name, v)
+		}
+	}
+	if len(v) > f.Width() {
+		return fmt.Errorf("cnab: %s.%s: %q is wider than %d positions", r.rec, f.Name, v, f.Width())
+	}
+	dst := r.line[f.Start-1 : f.End]
+	pad := len(dst) - len(v)
+	for i := 0; i < pad; i++ {
+		dst[i] = '0'
+	}
+	copy(dst[pad:], v)
+	return nil
+}
+
+// ascii writes plain ASCII text into a text field, upper-cased, without
+// allocating; it reports false (writing nothing) for any other text.
+func (r *Record) ascii(f *Field, v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] >= 0x7F {
+			return false
+		}
+	}
+	dst := r.line[f.Start-1 : f.End]
+	n := copy(dst, v)
+	for i := 0; i < n; i++ {
+		if c := dst[i]; c >= 'a' && c <= 'z' {
+			dst[i] = c - 'a' + 'A'
+		}
+	}
+	for i := n; i < len(dst); i++ {
+		dst[i] = ' '
+	}
+	return true
+}
+
 // Int sets a numeric field to n (for a value field, n is in its smallest
 // unit: cents for v2).
 func (r *Record) Int(name string, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("cnab: %s.%s: negative %d", r.rec, name, n)
 	}
-	return r.Text(name, strconv.FormatInt(n, 10))
+	f, err := r.field(name)
+	if err != nil {
+		return err
+	}
+	var buf [20]byte
+	if !f.Num {
+		return r.Text(name, string(strconv.AppendInt(buf[:0], n, 10)))
+	}
+	return putDigits(r, f, strconv.AppendInt(buf[:0], n, 10))
 }
 
 // Date sets a date field (zero time: zeros).
@@ -113,6 +156,13 @@ func (r *Record) Date(name string, t time.Time) error {
 
 // Bytes returns the line, without its line ending.
 func (r *Record) Bytes() []byte { return r.line }
+
+// CopyFrom makes r's line src's (the same layout's same record: a record
+// reused line after line, reset from one filled with what they share).
+func (r *Record) CopyFrom(src *Record) {
+	r.l, r.rec = src.l, src.rec
+	r.line = append(r.line[:0], src.line...)
+}
 
 // Clone returns a copy of the record: a record filled once with what many
 // lines share (the company's fields of a retorno's details), copied for

@@ -39,7 +39,7 @@ func CheckReader(r io.Reader, layout string) (Check, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1024), 4096)
 	n := 0
-	var batchLines, batches int64
+	var batchLines, batches, batchTitles, batchCents int64
 	details := int64(0)
 	per := map[string]*tally{}
 	var paid06 int64
@@ -80,13 +80,15 @@ func CheckReader(r io.Reader, layout string) (Check, error) {
 			switch text[7] {
 			case '1':
 				batches++
-				batchLines = 1
+				batchLines, batchTitles, batchCents = 1, 0, 0
 			case '3':
 				batchLines++
 				if text[13] == 'T' {
 					v, _ := get(ln, "3T", "valor")
 					c.Titles++
 					c.Cents += v
+					batchTitles++
+					batchCents += v
 				}
 			case '5':
 				batchLines++
@@ -94,10 +96,10 @@ func CheckReader(r io.Reader, layout string) (Check, error) {
 					fail(ln, f, v, batchLines, "o lote tem")
 				}
 				if v, f := get(ln, "5", "qtd_simples"); f != nil {
-					fail(ln, f, v, int64(c.Titles), "os títulos do lote são")
+					fail(ln, f, v, batchTitles, "os títulos do lote são")
 				}
 				if v, f := get(ln, "5", "valor_simples"); f != nil {
-					fail(ln, f, v, c.Cents, "a soma dos títulos é (centavos)")
+					fail(ln, f, v, batchCents, "a soma dos títulos do lote é (centavos)")
 				}
 			case '9':
 				if v, f := get(ln, "9", "qtd_registros"); f != nil {

@@ -2,6 +2,7 @@ package retorno
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -293,5 +294,46 @@ func TestCheckCatchesABrokenTrailer(t *testing.T) {
 	c, err = CheckReader(strings.NewReader(strings.Join(bl, "\r\n")), Layout400Brad)
 	if err != nil || c.OK || !strings.Contains(strings.Join(c.Problems, "\n"), "posições 87–91") {
 		t.Fatalf("a Bradesco trailer with one 06 more: %+v %v", c, err)
+	}
+}
+
+// TestBatches240: a CNAB 240 retorno of 10,001 occurrences of R$ 1,00 is
+// two batches (5-digit sequence numbers): 10,000 titles in the first,
+// one in the second, each with its own header, trailer and count, and the
+// file trailer counts both.
+func TestBatches240(t *testing.T) {
+	var b bytes.Buffer
+	fw := newFileWriter(specs[Layout240], &b, nil, 1, goldenAt, "341")
+	if err := fw.header(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < BatchTitles+1; i++ {
+		e := Entry{Event: EventEntrada, Code: "02", SeuNumero: "K", NossoNumero: "1", Due: "2027-02-10", Value: 100, Occurred: "2026-11-28"}
+		if err := fw.entry(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fw.finish(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\r\n"), "\r\n")
+	if len(lines) != 1+(1+20000+1)+(1+2+1)+1 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	b1t, b2h, b2t, ft := lines[20002], lines[20003], lines[20006], lines[20007]
+	for _, c := range []struct{ line, pos, want string }{
+		{b1t, "4-7", "0001"}, {b1t, "18-23", "020002"}, {b1t, "24-29", "010000"}, {b1t, "30-46", "00000000001000000"},
+		{b2h, "4-7", "0002"}, {b2h, "8-8", "1"}, {lines[20004], "9-13", "00001"}, {lines[20005], "9-13", "00002"},
+		{b2t, "4-7", "0002"}, {b2t, "18-23", "000004"}, {b2t, "24-29", "000001"}, {b2t, "30-46", "00000000000000100"},
+		{ft, "18-23", "000002"}, {ft, "24-29", "020008"},
+	} {
+		var a, z int
+		fmt.Sscanf(c.pos, "%d-%d", &a, &z)
+		if got := c.line[a-1 : z]; got != c.want {
+			t.Errorf("positions %s of %q: %q, want %q", c.pos, c.line[:14], got, c.want)
+		}
+	}
+	if c, err := CheckReader(strings.NewReader(b.String()), Layout240); err != nil || !c.OK || c.Titles != 10_001 || c.Cents != 1_000_100 {
+		t.Errorf("check %+v %v", c, err)
 	}
 }

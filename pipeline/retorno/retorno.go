@@ -151,17 +151,43 @@ func genTime(ctx context.Context, dir string, res *results.Results, o Options, s
 	}
 	defer l.Close()
 	at := now()
+	c, synced := l.LastClock(ctx)
 	if sum != nil {
 		if t, err := time.Parse(time.RFC3339Nano, sum.SyncedAt); err == nil {
 			at = t
 		}
-	} else if c, ok := l.LastClock(ctx); ok && o.Now == nil {
+	} else if synced && o.Now == nil {
 		at = c.Service
 	}
-	if _, err := l.Seed(ctx, res, at); err != nil {
-		return time.Time{}, err
+	if sum == nil && !synced { // a sync seeds the ledger before anything else
+		have, err := l.Count(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if have < issuedCharges(res) {
+			if _, err := l.Seed(ctx, res, at); err != nil {
+				return time.Time{}, err
+			}
+		}
 	}
 	return at, nil
+}
+
+// issuedCharges counts the charges a run's results say it issued (a
+// carnet's parcels each).
+func issuedCharges(res *results.Results) int {
+	n := 0
+	for i := range res.Rows {
+		r := &res.Rows[i]
+		switch {
+		case r.Outcome != results.Issued:
+		case len(r.Parcels) > 0:
+			n += len(r.Parcels)
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 func write(ctx context.Context, dir string, res *results.Results, echo *Echo, spec *layoutSpec, at time.Time, o Options, out *Result) (*Result, error) {
@@ -209,11 +235,7 @@ func write(ctx context.Context, dir string, res *results.Results, echo *Echo, sp
 	if err := fw.header(); err != nil {
 		return nil, err
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO eventos (run_id, key, account, nsa, ord, entry) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return nil, err
-	}
-	defer ins.Close()
+	rec := &recorder{ctx: ctx, tx: tx, runID: res.Run.ID, account: account, nsa: nsa}
 	n := 0
 	col := newCollector(res, echo, spec, o.Lang)
 	today := rules.Today(at)
@@ -222,12 +244,8 @@ func write(ctx context.Context, dir string, res *results.Results, echo *Echo, sp
 			return nil
 		}
 		n++
-		b, err := json.Marshal(e)
-		if err != nil {
+		if err := rec.add(e); err != nil {
 			return err
-		}
-		if _, err := ins.ExecContext(ctx, res.Run.ID, e.Key, account, nsa, n, b); err != nil {
-			return fmt.Errorf("retorno: registrar o evento %s: %w", e.Key, err)
 		}
 		out.count(e)
 		return fw.entry(e)
@@ -241,6 +259,9 @@ func write(ctx context.Context, dir string, res *results.Results, echo *Echo, sp
 		return out, nil
 	}
 	if err := fw.finish(); err != nil {
+		return nil, err
+	}
+	if err := rec.close(); err != nil {
 		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {

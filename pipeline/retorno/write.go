@@ -30,7 +30,17 @@ type fileWriter struct {
 	byCode  map[string]*tally // per occurrence code: count, value, paid
 	skipped int               // entries whose event the layout cannot say
 	base    map[string]*cnab.Record
+	work    map[string]*cnab.Record // the detail records reused line after line
+
+	// CNAB 240: the batch being written (its number, records, titles, value)
+	batch                     int
+	batchDetails, batchTitles int
+	batchCents                int64
 }
+
+// BatchTitles is the most occurrences a CNAB 240 retorno puts in one
+// batch: a batch numbers its records in 5 digits (two a title).
+const BatchTitles = 10_000
 
 type tally struct {
 	n     int
@@ -52,7 +62,8 @@ func newFileWriter(spec *layoutSpec, w io.Writer, echo *Echo, nsa int, at time.T
 		bank = "000"
 	}
 	return &fileWriter{spec: spec, l: spec.layout(), w: bufio.NewWriterSize(w, 64<<10), echo: echo, nsa: nsa,
-		at: at.In(rules.SaoPaulo), bank: bank, byCode: map[string]*tally{}, base: map[string]*cnab.Record{}}
+		at: at.In(rules.SaoPaulo), bank: bank, byCode: map[string]*tally{}, base: map[string]*cnab.Record{},
+		work: map[string]*cnab.Record{}}
 }
 
 // detail starts a detail record: a copy of the record filled once with
@@ -65,13 +76,16 @@ func (fw *fileWriter) detail(key string) (*cnab.Record, error) {
 			return nil, err
 		}
 		if fw.spec.name == Layout240 {
-			if err := apply(b, text("banco", fw.bank), num("lote", 1)); err != nil {
+			if err := apply(b, text("banco", fw.bank)); err != nil {
 				return nil, err
 			}
 		}
 		fw.base[key] = b
+		fw.work[key] = b.Clone()
 	}
-	return b.Clone(), nil
+	w := fw.work[key]
+	w.CopyFrom(b)
+	return w, nil
 }
 
 // rec starts a record with the echoed fields of src (never a fixed one).
@@ -155,15 +169,32 @@ func (fw *fileWriter) header() error {
 	if fw.spec.name != Layout240 {
 		return nil
 	}
+	return fw.openBatch()
+}
+
+// openBatch writes a CNAB 240 batch header.
+func (fw *fileWriter) openBatch() error {
+	fw.batch++
+	fw.batchDetails, fw.batchTitles, fw.batchCents = 0, 0, 0
 	b, err := fw.rec("1", fw.echo.Batch)
 	if err != nil {
 		return err
 	}
-	if err := apply(b, text("banco", fw.bank), num("lote", 1), text("versao", "043"), num("numero_remessa", int64(fw.nsa)),
+	if err := apply(b, text("banco", fw.bank), num("lote", int64(fw.batch)), text("versao", "043"), num("numero_remessa", int64(fw.nsa)),
 		day("data_gravacao", fw.at), text("mensagem1", ""), text("mensagem2", "")); err != nil {
 		return err
 	}
 	return fw.emit(b)
+}
+
+// closeBatch writes a CNAB 240 batch trailer.
+func (fw *fileWriter) closeBatch() error {
+	t, _ := fw.rec("5", nil)
+	if err := apply(t, text("banco", fw.bank), num("lote", int64(fw.batch)), num("qtd_registros", int64(fw.batchDetails+2)),
+		num("qtd_simples", int64(fw.batchTitles)), num("valor_simples", fw.batchCents)); err != nil {
+		return err
+	}
+	return fw.emit(t)
 }
 
 // entry writes one event of a title (nothing when the layout has no
@@ -184,6 +215,16 @@ func (fw *fileWriter) entry(e *Entry) error {
 	t.cents += e.Value
 	t.paid += e.Paid
 	if fw.spec.name == Layout240 {
+		if fw.batchTitles == BatchTitles {
+			if err := fw.closeBatch(); err != nil {
+				return err
+			}
+			if err := fw.openBatch(); err != nil {
+				return err
+			}
+		}
+		fw.batchTitles++
+		fw.batchCents += e.Value
 		return fw.entry240(e)
 	}
 	return fw.entry400(e)
@@ -211,30 +252,84 @@ func nosso(e *Entry, f *cnab.Field) string {
 	return ""
 }
 
+// recw sets a record's fields, keeping the first error (no closure a
+// field: a retorno of 100,000 titles sets millions of them).
+type recw struct {
+	r   *cnab.Record
+	err error
+}
+
+func (w *recw) text(name, v string) {
+	if w.err == nil {
+		w.err = w.r.Text(name, v)
+	}
+}
+
+func (w *recw) num(name string, n int64) {
+	if w.err == nil {
+		w.err = w.r.Int(name, n)
+	}
+}
+
+// date sets a date field from YYYY-MM-DD (empty: left as it is, zeros).
+func (w *recw) date(name, iso string) {
+	if w.err != nil || iso == "" {
+		return
+	}
+	t, err := rules.ParseISODate(iso)
+	if err != nil {
+		w.err = fmt.Errorf("retorno: data %q: %w", iso, err)
+		return
+	}
+	w.err = w.r.Date(name, t)
+}
+
 func (fw *fileWriter) entry240(e *Entry) error {
 	fw.details++
+	fw.batchDetails++
 	t, err := fw.detail("3T")
 	if err != nil {
 		return err
 	}
-	if err := apply(t, num("sequencial", int64(fw.details)), text("movimento", e.Code),
-		text("nosso_numero", nosso(e, fw.l.Field("3T", "nosso_numero"))), text("seu_numero", e.SeuNumero), date("vencimento", e.Due),
-		num("valor", e.Value), text("uso_empresa", firstOf(e.UsoEmpresa, e.SeuNumero)), num("sacado_tipo", payerKind(e.PayerDoc)),
-		text("sacado_documento", digitsOrEmpty(e.PayerDoc)), text("sacado_nome", e.Payer), text("motivos", strings.Join(e.Motivos, ""))); err != nil {
-		return fmt.Errorf("retorno: linha %d (%s), segmento T: %w", e.SourceRow, e.SeuNumero, err)
+	w := recw{r: t}
+	w.num("lote", int64(fw.batch))
+	w.num("sequencial", int64(fw.batchDetails))
+	w.text("movimento", e.Code)
+	w.text("nosso_numero", nosso(e, fw.l.Field("3T", "nosso_numero")))
+	w.text("seu_numero", e.SeuNumero)
+	w.date("vencimento", e.Due)
+	w.num("valor", e.Value)
+	w.text("uso_empresa", firstOf(e.UsoEmpresa, e.SeuNumero))
+	w.num("sacado_tipo", payerKind(e.PayerDoc))
+	w.text("sacado_documento", digitsOrEmpty(e.PayerDoc))
+	w.text("sacado_nome", e.Payer)
+	w.text("motivos", strings.Join(e.Motivos, ""))
+	if w.err != nil {
+		return fmt.Errorf("retorno: linha %d (%s), segmento T: %w", e.SourceRow, e.SeuNumero, w.err)
 	}
 	if err := fw.emit(t); err != nil {
 		return err
 	}
 	fw.details++
+	fw.batchDetails++
 	u, err := fw.detail("3U")
 	if err != nil {
 		return err
 	}
-	if err := apply(u, num("sequencial", int64(fw.details)), text("movimento", e.Code),
-		num("acrescimos", e.FineInterest), num("desconto", e.Discount), num("abatimento", e.Abatimento), num("valor_pago", e.Paid),
-		num("valor_liquido", e.Paid), num("outros_creditos", e.Over), date("data_ocorrencia", e.Occurred), date("data_credito", e.Credit)); err != nil {
-		return fmt.Errorf("retorno: linha %d (%s), segmento U: %w", e.SourceRow, e.SeuNumero, err)
+	w = recw{r: u}
+	w.num("lote", int64(fw.batch))
+	w.num("sequencial", int64(fw.batchDetails))
+	w.text("movimento", e.Code)
+	w.num("acrescimos", e.FineInterest)
+	w.num("desconto", e.Discount)
+	w.num("abatimento", e.Abatimento)
+	w.num("valor_pago", e.Paid)
+	w.num("valor_liquido", e.Paid)
+	w.num("outros_creditos", e.Over)
+	w.date("data_ocorrencia", e.Occurred)
+	w.date("data_credito", e.Credit)
+	if w.err != nil {
+		return fmt.Errorf("retorno: linha %d (%s), segmento U: %w", e.SourceRow, e.SeuNumero, w.err)
 	}
 	return fw.emit(u)
 }
@@ -246,18 +341,31 @@ func (fw *fileWriter) entry400(e *Entry) error {
 		return err
 	}
 	nn := nosso(e, fw.l.Field("1", "nosso_numero"))
-	ss := []setter{text("movimento", e.Code), date("data_ocorrencia", e.Occurred), text("seu_numero", e.SeuNumero),
-		date("vencimento", e.Due), num("valor", e.Value), text("uso_empresa", firstOf(e.UsoEmpresa, e.SeuNumero)), text("nosso_numero", nn),
-		num("desconto", e.Discount), num("abatimento", e.Abatimento), num("valor_pago", e.Paid), num("acrescimos", e.FineInterest),
-		num("outros_creditos", e.Over), date("data_credito", e.Credit), text("motivos", strings.Join(e.Motivos, ""))}
+	paid := e.Paid
 	if e.Event == EventEstorno {
-		ss = append(ss, num("valor_pago", e.Refunded))
+		paid = e.Refunded
 	}
+	w := recw{r: r}
+	w.text("movimento", e.Code)
+	w.date("data_ocorrencia", e.Occurred)
+	w.text("seu_numero", e.SeuNumero)
+	w.date("vencimento", e.Due)
+	w.num("valor", e.Value)
+	w.text("uso_empresa", firstOf(e.UsoEmpresa, e.SeuNumero))
+	w.text("nosso_numero", nn)
+	w.num("desconto", e.Discount)
+	w.num("abatimento", e.Abatimento)
+	w.num("valor_pago", paid)
+	w.num("acrescimos", e.FineInterest)
+	w.num("outros_creditos", e.Over)
+	w.date("data_credito", e.Credit)
+	w.text("motivos", strings.Join(e.Motivos, ""))
 	if fw.spec.name == Layout400Itau {
-		ss = append(ss, text("nosso_numero_2", nn), text("sacado_nome", e.Payer))
+		w.text("nosso_numero_2", nn)
+		w.text("sacado_nome", e.Payer)
 	}
-	if err := apply(r, ss...); err != nil {
-		return fmt.Errorf("retorno: linha %d (%s): %w", e.SourceRow, e.SeuNumero, err)
+	if w.err != nil {
+		return fmt.Errorf("retorno: linha %d (%s): %w", e.SourceRow, e.SeuNumero, w.err)
 	}
 	return fw.emit(r)
 }
@@ -266,16 +374,11 @@ func (fw *fileWriter) entry400(e *Entry) error {
 func (fw *fileWriter) finish() error {
 	switch fw.spec.name {
 	case Layout240:
-		t, _ := fw.rec("5", nil)
-		if err := apply(t, text("banco", fw.bank), num("lote", 1), num("qtd_registros", int64(fw.details+2)),
-			num("qtd_simples", int64(fw.titles)), num("valor_simples", fw.cents)); err != nil {
-			return err
-		}
-		if err := fw.emit(t); err != nil {
+		if err := fw.closeBatch(); err != nil {
 			return err
 		}
 		f, _ := fw.rec("9", nil)
-		if err := apply(f, text("banco", fw.bank), num("qtd_lotes", 1), num("qtd_registros", int64(fw.lines+1))); err != nil {
+		if err := apply(f, text("banco", fw.bank), num("qtd_lotes", int64(fw.batch)), num("qtd_registros", int64(fw.lines+1))); err != nil {
 			return err
 		}
 		if err := fw.emit(f); err != nil {

@@ -310,6 +310,13 @@ func (l *Ledger) EachCharge(ctx context.Context, fn func(*Charge) error) error {
 	return rows.Err()
 }
 
+// Count returns how many charges the ledger holds.
+func (l *Ledger) Count(ctx context.Context) (int, error) {
+	var n int
+	err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM charges`).Scan(&n)
+	return n, err
+}
+
 // Events returns how many changes the ledger has recorded.
 func (l *Ledger) Events(ctx context.Context) (int, error) {
 	var n int
