@@ -56,7 +56,7 @@ func runRetorno(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "remessa retorno:", err)
 			return retornoExit(err)
 		}
-		fmt.Fprintf(stdout, "Retorno NSA %d escrito de novo em %s (%d ocorrências).\n", f.NSA, f.Path, f.Titles)
+		fmt.Fprintf(stdout, "Retorno NSA %d escrito de novo em %s (%d ocorrência(s)).\n", f.NSA, f.Path, f.Titles)
 		return exitOK
 	}
 	res, err := retorno.Write(ctx, pos[0], retorno.Options{Layout: *layout, Output: *output, Bank: *bank, Sync: !*noSync,

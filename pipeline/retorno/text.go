@@ -52,9 +52,9 @@ func (r *Result) Text(lang string) string {
 		return b.String()
 	}
 	if en {
-		fmt.Fprintf(&b, "Retorno NSA %d (%s) written to %s: %d occurrences, %s.\n", r.NSA, r.Layout, r.Path, r.Titles, rules.FormatBRL(r.Cents))
+		fmt.Fprintf(&b, "Retorno NSA %d (%s) written to %s: %d occurrence(s), %s.\n", r.NSA, r.Layout, r.Path, r.Titles, rules.FormatBRL(r.Cents))
 	} else {
-		fmt.Fprintf(&b, "Retorno NSA %d (%s) escrito em %s: %d ocorrências, %s.\n", r.NSA, r.Layout, r.Path, r.Titles, rules.FormatBRL(r.Cents))
+		fmt.Fprintf(&b, "Retorno NSA %d (%s) escrito em %s: %d ocorrência(s), %s.\n", r.NSA, r.Layout, r.Path, r.Titles, rules.FormatBRL(r.Cents))
 	}
 	for _, l := range r.Lines(lang) {
 		b.WriteString("  " + l + "\n")
