@@ -10,15 +10,30 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/boombuler/barcode/qr"
 )
 
+// refImages holds refQRImage's answer by content: TestQRImageSameImage
+// and TestQRImageSmaller draw the same contents, and boombuler's encoder
+// under -race took a third of this package's time drawing them twice.
+var refImages sync.Map
+
 // refQRImage is qrImage as it was before the packed path, drawn from
 // boombuler's symbol (module by module, the straightforward way): the
 // bytes qrcode_image has always had.
 func refQRImage(t testing.TB, content string) string {
+	if uri, ok := refImages.Load(content); ok {
+		return uri.(string)
+	}
+	uri := drawRefQRImage(t, content)
+	refImages.Store(content, uri)
+	return uri
+}
+
+func drawRefQRImage(t testing.TB, content string) string {
 	code, err := qr.Encode(content, qr.M, qr.Unicode)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +119,13 @@ func TestQRImageSameImage(t *testing.T) {
 		gi, want := decodeQRImage(t, got), decodeQRImage(t, refQRImage(t, c))
 		if gi.Bounds() != want.Bounds() {
 			t.Fatalf("%q (len %d): image %v, reference %v", c, len(c), gi.Bounds(), want.Bounds())
+		}
+		// the same pixels when both decode to the same gray rows (the
+		// usual case); else, or to say where they differ, pixel by pixel
+		if g, ok := gi.(*image.Gray); ok {
+			if w, ok := want.(*image.Gray); ok && g.Stride == w.Stride && bytes.Equal(g.Pix, w.Pix) {
+				continue
+			}
 		}
 		b := want.Bounds()
 		for y := b.Min.Y; y < b.Max.Y; y++ {
