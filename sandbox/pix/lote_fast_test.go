@@ -457,7 +457,7 @@ func TestLoteTypedSameAsReference(t *testing.T) {
 	if testing.Short() {
 		n = 30
 	}
-	typed, total := 0, 0
+	typed, total, skipped := 0, 0, 0
 	for i := range n {
 		items := make([]string, 3)
 		for k := range items {
@@ -480,6 +480,10 @@ func TestLoteTypedSameAsReference(t *testing.T) {
 		var ps [][]string
 		paths(base, nil, &ps)
 		muts := mutations()
+		// A mutation meant for another kind of value (a string's on a
+		// number, any value's on an object) leaves the item as it was:
+		// the same body is compared once (seen), which is all it proves.
+		seen := map[string]bool{}
 		for _, p := range ps {
 			for mi := range muts {
 				if r.IntN(6) != 0 && i > 20 { // after the first batches, a sample
@@ -487,6 +491,11 @@ func TestLoteTypedSameAsReference(t *testing.T) {
 				}
 				mv := mutate(base, p, &muts[mi])
 				body := batchOf(items[0], encodeJV(mv, i%5 == 0, nil), items[2])
+				if seen[string(body)] {
+					skipped++
+					continue
+				}
+				seen[string(body)] = true
 				typed += compareBatch(t, fmt.Sprintf("%s %s", strings.Join(p, "."), muts[mi].name), body)
 				total += 3
 			}
@@ -499,7 +508,7 @@ func TestLoteTypedSameAsReference(t *testing.T) {
 			total += 3
 		}
 	}
-	t.Logf("%d mutated batches' items, %d by the typed path", total, typed)
+	t.Logf("%d mutated batches' items, %d by the typed path; %d mutations left a body already compared", total, typed, skipped)
 }
 
 // The body's head: each unusual head is refused or read as the reference
