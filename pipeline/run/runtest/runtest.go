@@ -166,6 +166,7 @@ func RemoveBinary() {
 }
 
 func build() {
+	defer lockBuild()()
 	dir, err := os.MkdirTemp("", "remessa-bin")
 	if err != nil {
 		binErr = err
@@ -175,6 +176,25 @@ func build() {
 	if out, err := exec.Command("go", "build", "-o", binPath, "remessa/cmd/remessa").CombinedOutput(); err != nil {
 		binErr = fmt.Errorf("go build: %v\n%s", err, out)
 	}
+}
+
+// lockBuild takes a lock on this machine shared by every test process
+// that builds the command, and returns its release. go test runs two
+// packages' test binaries at once, and two of them building the command
+// together with a cold build cache compile every package of it twice (the
+// race detector's builds of the tests share none of it); one after the
+// other, the second build is a link from the first one's cache. Without
+// the lock file (a read-only temporary folder) the builds go on unlocked.
+func lockBuild() (unlock func()) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "remessa-runtest-build.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return func() {}
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() { f.Close() } // closing the file releases the lock
 }
 
 // Exec runs the remessa command with args, env added to the environment,
