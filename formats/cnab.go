@@ -457,16 +457,9 @@ func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	// Every numeric and date field of the title is checked, used or not.
 	for li := range t.Lines {
 		l := &t.Lines[li]
-		for _, f := range t.Layout.Numeric(l.Rec) {
-			if strings.HasPrefix(f.Format, "data") {
-				if _, e := l.Date(f); e != nil {
-					e.Title = true
-					return e
-				}
-			} else if _, e := l.Digits(f); e != nil {
-				e.Title = true
-				return e
-			}
+		if e := l.CheckNumeric(t.Layout.Numeric(l.Rec)); e != nil {
+			e.Title = true
+			return e
 		}
 	}
 	mov := get(fMovimento)
