@@ -114,23 +114,12 @@ func (fw *fileWriter) emit(r *cnab.Record) error {
 	return err
 }
 
-// set applies field setters, stopping at the first error.
+// setter sets one field of a header or trailer (apply runs them, stopping
+// at the first error; details use recw).
 type setter func(*cnab.Record) error
 
 func text(name, v string) setter      { return func(r *cnab.Record) error { return r.Text(name, v) } }
 func num(name string, n int64) setter { return func(r *cnab.Record) error { return r.Int(name, n) } }
-func date(name, iso string) setter {
-	return func(r *cnab.Record) error {
-		if iso == "" {
-			return nil
-		}
-		t, err := rules.ParseISODate(iso)
-		if err != nil {
-			return fmt.Errorf("retorno: data %q: %w", iso, err)
-		}
-		return r.Date(name, t)
-	}
-}
 func day(name string, t time.Time) setter {
 	return func(r *cnab.Record) error { return r.Date(name, t) }
 }
