@@ -374,10 +374,6 @@ func (x field) date() (time.Time, *cnab.Error) {
 	return x.l.Date(x.f)
 }
 
-func notApplied(x field, value, pt, en string) *cnab.Error {
-	return &cnab.Error{Pos: x.pos(), Value: value, Code: cnab.CodeNotApplied, Title: true, Message: pt, MessageEN: en}
-}
-
 // fill maps a title's fields onto the row's cells (docs/cnab.md).
 func (c *cnabReader) fill(t *cnab.Title, cells []Cell) *cnab.Error {
 	// each line's record, resolved first (c.recs may grow), then pointed at
