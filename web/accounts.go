@@ -22,6 +22,9 @@ type Account struct {
 	PixBaseURL string
 	HasCert    bool
 	Created    string
+	// NotifyToken is the secret path element of the account's
+	// notification endpoints (inbox.go); only account() loads it.
+	NotifyToken string
 }
 
 // Credentials are an account's secrets, sealed at rest.
@@ -36,8 +39,8 @@ type Credentials struct {
 const EmbeddedAccountName = "Embutido (local)"
 
 func (s *Server) ensureEmbeddedAccount(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO accounts (name, service, created_at) SELECT ?, 'embedded', ?
-		WHERE NOT EXISTS (SELECT 1 FROM accounts WHERE service = 'embedded')`, EmbeddedAccountName, nowText())
+	_, err := s.db.ExecContext(ctx, `INSERT INTO accounts (name, service, created_at, notify_token) SELECT ?, 'embedded', ?, ?
+		WHERE NOT EXISTS (SELECT 1 FROM accounts WHERE service = 'embedded')`, EmbeddedAccountName, nowText(), newNotifyToken())
 	return err
 }
 
@@ -45,8 +48,8 @@ func (s *Server) ensureEmbeddedAccount(ctx context.Context) error {
 func (s *Server) account(ctx context.Context, id int64) (*Account, error) {
 	var a Account
 	var cert int
-	err := s.db.QueryRowContext(ctx, `SELECT id, name, service, base_url, pix_base_url, has_cert, created_at FROM accounts WHERE id = ?`, id).
-		Scan(&a.ID, &a.Name, &a.Service, &a.BaseURL, &a.PixBaseURL, &cert, &a.Created)
+	err := s.db.QueryRowContext(ctx, `SELECT id, name, service, base_url, pix_base_url, has_cert, created_at, notify_token FROM accounts WHERE id = ?`, id).
+		Scan(&a.ID, &a.Name, &a.Service, &a.BaseURL, &a.PixBaseURL, &cert, &a.Created, &a.NotifyToken)
 	if err != nil {
 		return nil, err
 	}

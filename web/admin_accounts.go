@@ -45,6 +45,20 @@ type adminAccountData struct {
 	Form        accountForm
 	Errs        map[string]string
 	CredsBroken bool
+	Notify      *notifyView
+}
+
+// notifyView is what the account page shows of its notification
+// endpoints (inbox.go).
+type notifyView struct {
+	Embedded bool   // the embedded account: its runs name the desk by themselves
+	Public   bool   // the addresses are on --public-url (else on the page's own address)
+	NotifURL string // the charges API's notification_url
+	PixURL   string // the Pix webhook (the service appends /pix)
+	Received int    // deliveries kept for the account
+	Pending  int
+	Refused  int
+	LastAt   string
 }
 
 // newAccountServices are the services an admin can create accounts for
@@ -285,8 +299,8 @@ func (s *Server) adminCreateAccount(w http.ResponseWriter, r *http.Request, ss *
 		s.renderAccounts(w, r, ss, f, errs, http.StatusBadRequest)
 		return
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO accounts (name, service, base_url, pix_base_url, created_at) VALUES (?, ?, ?, ?, ?)`,
-		f.Name, f.Service, f.BaseURL, f.PixBaseURL, nowText())
+	res, err := s.db.ExecContext(ctx, `INSERT INTO accounts (name, service, base_url, pix_base_url, created_at, notify_token) VALUES (?, ?, ?, ?, ?, ?)`,
+		f.Name, f.Service, f.BaseURL, f.PixBaseURL, nowText(), newNotifyToken())
 	if err != nil {
 		if s.accountNameTaken(ctx, f.Name, 0) {
 			errs["nome"] = tr(lang, "admin.err.accname_taken")
@@ -300,6 +314,9 @@ func (s *Server) adminCreateAccount(w http.ResponseWriter, r *http.Request, ss *
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
+	}
+	if err := s.loadTokens(ctx); err != nil { // its notification endpoints answer at once
+		s.log.Error().Err(err).Msg("conta: endereços de notificação")
 	}
 	if hasCreds {
 		if err := s.saveCredentials(ctx, id, creds); err != nil {
@@ -333,7 +350,7 @@ func (s *Server) adminAccount(w http.ResponseWriter, r *http.Request, ss *sessio
 }
 
 func (s *Server) renderAccount(w http.ResponseWriter, r *http.Request, ss *session, a *adminAccountRow, f accountForm, errs map[string]string, status int) {
-	d := adminAccountData{A: *a, Form: f, Errs: errs}
+	d := adminAccountData{A: *a, Form: f, Errs: errs, Notify: s.notifyViewOf(r, a.ID, a.Service)}
 	if a.HasCreds && a.Service != "embedded" {
 		if _, err := s.credentials(r.Context(), a.ID); err != nil {
 			d.CredsBroken = true
@@ -396,6 +413,8 @@ func (s *Server) adminSaveAccount(w http.ResponseWriter, r *http.Request, ss *se
 			return
 		}
 	}
+	// the inbox reads the account's notifications with what is stored now
+	s.inbox.ForgetScope(accountScope(id))
 	var changed []string
 	if f.Name != a.Name {
 		changed = append(changed, "nome")

@@ -58,7 +58,20 @@ func TestBrowserAdmin(t *testing.T) {
 	if !strings.HasPrefix(accPath, "/admin/contas/") {
 		t.Fatalf("after creating an account: %s: %s", accPath, browserText(t, ctx, "main"))
 	}
+	// the account's notification addresses: on this page's address, with
+	// the warning that the desk does not know its public one
+	if txt := browserText(t, ctx, "#notificacoes"); !strings.Contains(txt, srv.URL+NotifyPath) || !strings.Contains(txt, srv.URL+PixPath) ||
+		!strings.Contains(txt, "--public-url") {
+		t.Errorf("the account page's notifications block: %q", txt)
+	}
 	browserBothWidths(t, ctx, "admin-04-conta-criada")
+	// the embedded account: its runs name the desk by themselves
+	browserGo(t, ctx, srv.URL+"/admin/contas/1")
+	if txt := browserText(t, ctx, "#notificacoes"); !strings.Contains(txt, "avisam a mesa sozinhas") || !strings.Contains(txt, srv.URL+NotifyPath) {
+		t.Errorf("the embedded account's notifications block: %q", txt)
+	}
+	browserBothWidths(t, ctx, "admin-04b-conta-embutida")
+	browserGo(t, ctx, srv.URL+accPath)
 	if got := browserEval[string](t, ctx, "document.querySelector('input[name=nome]').value"); got != "Loja Centro" {
 		t.Errorf("the account page shows the name %q", got)
 	}

@@ -75,6 +75,9 @@ func (s *Server) startQueue(ctx context.Context) error {
 	if err := s.addFollowWorkers(workers, rc); err != nil {
 		return err
 	}
+	if err := s.addInboxWorkers(workers, rc); err != nil {
+		return err
+	}
 	c, err := river.NewClient(riversqlite.New(s.rdb), rc)
 	if err != nil {
 		return fmt.Errorf("fila de execuções: %w", err)
@@ -89,6 +92,9 @@ func (s *Server) startQueue(ctx context.Context) error {
 	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("fila de execuções: %w", err)
 	}
+	// what the inbox kept before a stop (a kill -9 between a 200 and its
+	// apply included) is applied now
+	s.kickInbox()
 	return nil
 }
 

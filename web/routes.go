@@ -27,6 +27,7 @@ func (s *Server) routes() {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
 	s.mountOps(m)
+	s.mountInbox(m)
 	m.HandleFunc("GET /entrar", s.loginPage)
 	m.HandleFunc("POST /entrar", s.login)
 	m.HandleFunc("POST /sair", s.guard(RoleViewer, s.logout))

@@ -128,10 +128,15 @@ func (s *Server) finishRun(ctx context.Context, r *runRecord, out *run.Outcome, 
 		metrics.RunFinished("complete")
 	}
 	switch out.ExitCode() {
-	case 0:
-		s.setRunStatus(ctx, r.ID, "done", "")
-	case 1:
-		s.setRunStatus(ctx, r.ID, "problems", "")
+	case 0, 1:
+		st := "done"
+		if out.ExitCode() == 1 {
+			st = "problems"
+		}
+		s.setRunStatus(ctx, r.ID, st, "")
+		// the notifications that came while the run was creating its
+		// charges were of no run yet: the inbox indexes it and applies them
+		s.kickInbox()
 	default:
 		s.setRunStatus(ctx, r.ID, "stopped", "")
 		return errors.New("execução com linhas pendentes")
@@ -158,6 +163,10 @@ func (s *Server) runOptions(ctx context.Context, r *runRecord) (run.Options, fun
 	opts := run.Options{RunsDir: s.runsDir(), RunID: r.RunID, Service: acc.Service, Yes: true, Again: r.Again,
 		BaseURL: acc.BaseURL, PixBaseURL: acc.PixBaseURL, Lang: "pt", Observe: s.observer(r.ID), Now: s.cfg.Now,
 		Getenv: noEnv, Operator: r.By + " (remessa web)"}
+	if base := s.notifyBase(acc); base != "" && acc.NotifyToken != "" {
+		// the service tells the desk of its charges (inbox.go)
+		opts.NotificationURL, opts.PixWebhookURL = notifyURLs(base, acc.NotifyToken)
+	}
 	if acc.Service == "embedded" {
 		rn, err := s.embedded()
 		if err != nil {

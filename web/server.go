@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -25,6 +26,7 @@ import (
 
 	"remessa/internal/metrics"
 
+	"remessa/pipeline/listen"
 	"remessa/pipeline/run"
 	"remessa/sandbox"
 )
@@ -54,6 +56,15 @@ type Config struct {
 	// charges and runs their régua (follow.go); default DefaultSyncEvery,
 	// negative: never.
 	SyncEvery time.Duration
+	// PublicURL is where the service reaches this desk (scheme and host,
+	// e.g. https://cobranca.example.com): the notification and Pix webhook
+	// addresses of the accounts other than the embedded one are on it
+	// (inbox.go). "" = not known: their pages show the address to
+	// register by hand, on the address the page was asked on.
+	PublicURL string
+	// NotifyRate is how many deliveries a second each account's
+	// notification endpoints take (default DefaultNotifyRate).
+	NotifyRate float64
 }
 
 // DefaultAddr is where `remessa web` listens by default.
@@ -98,6 +109,13 @@ type Server struct {
 	cw       *run.ClusterWatch
 	unitStop context.CancelFunc
 	unitDone chan struct{}
+
+	// the notification endpoints (inbox.go)
+	inbox       *listen.Listener
+	tokens      tokenCache
+	notify      *notifyLimits
+	inboxKicked atomic.Bool
+	self        atomic.Pointer[string]
 
 	httpSrv  *http.Server
 	listener net.Listener
@@ -146,6 +164,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.SyncEvery == 0 {
 		cfg.SyncEvery = DefaultSyncEvery
+	}
+	if cfg.NotifyRate <= 0 {
+		cfg.NotifyRate = DefaultNotifyRate
+	}
+	if cfg.PublicURL != "" {
+		u, key := checkServiceURL(cfg.PublicURL, "")
+		if key != "" {
+			return nil, fmt.Errorf("--public-url %q: use um endereço http:// ou https:// completo, sem caminho de consulta", cfg.PublicURL)
+		}
+		cfg.PublicURL = u
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("--tls-cert e --tls-key vão juntos")
@@ -199,6 +227,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if _, err := s.embedded(); err != nil {
 		return nil, fmt.Errorf("serviço embutido: %w", err)
 	}
+	if err := s.openInbox(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.startQueue(ctx); err != nil {
 		return nil, err
 	}
@@ -222,6 +253,7 @@ func (s *Server) Start() error {
 		scheme = "https"
 	}
 	s.URL = scheme + "://" + ln.Addr().String()
+	s.setSelfURL(ln, scheme)
 	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: nil}
 	go func() {
@@ -255,6 +287,10 @@ func (s *Server) Close() error {
 		s.river.StopAndCancel(ctx)
 	}
 	s.stopCluster()
+	if s.inbox != nil {
+		s.inbox.Close()
+	}
+
 	s.embedMu.Lock()
 	if s.embed != nil {
 		s.embed.Close()
@@ -283,7 +319,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				logOf(r.Context(), s.log).Error().Str("path", r.URL.Path).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("falha interna")
+				logOf(r.Context(), s.log).Error().Str("path", redactPath(r.URL.Path)).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("falha interna")
 				s.fail(w, r, http.StatusInternalServerError, msgInternal)
 			}
 		}()

@@ -75,7 +75,7 @@ func runListen(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInternal
 	}
-	out.printf("remessa listen: parado — %d entregas (%d repetidas), %d aplicadas, %d pendentes, %d órfãs; %d cobranças mudaram\n",
-		st.Deliveries, st.Duplicates, st.Applied, st.Pending, st.Orphans, st.Changed)
+	out.printf("remessa listen: parado — %d entregas (%d repetidas), %d aplicadas, %d pendentes, %d órfãs, %d recusadas pelo serviço; %d cobranças mudaram\n",
+		st.Deliveries, st.Duplicates, st.Applied, st.Pending, st.Orphans, st.Refused, st.Changed)
 	return exitOK
 }

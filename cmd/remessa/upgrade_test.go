@@ -125,8 +125,10 @@ func TestUpgradeRunsFrom8e335f2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Items != 2 || st.Orphans != 2 || st.Deliveries != 2 {
-		t.Fatalf("the old inbox: %+v, want 2 items, 2 orphans, 2 deliveries", st)
+	// orphans, or pending again: a listener that finds runs it had not
+	// indexed tries its orphans again
+	if st.Items != 2 || st.Orphans+st.Pending != 2 || st.Deliveries != 2 {
+		t.Fatalf("the old inbox: %+v, want 2 items, 2 orphans or pending, 2 deliveries", st)
 	}
 	srv := httptest.NewServer(li.Handler())
 	defer srv.Close()

@@ -17,7 +17,7 @@ func init() {
 	register(&command{
 		Name:    "web",
 		Summary: "a mesa de cobrança no navegador: enviar a planilha, corrigir, planejar, confirmar, acompanhar, baixar",
-		Usage:   "[--addr 127.0.0.1:8070] [--data DIR] [--admin-password-file F] [--max-upload-mb 50] [--idle-timeout 30m] [--workers 2] [--sync-every 1h] [--tls-cert F --tls-key F] [--db postgres://… [--units 2] [--unit-timeout 2m]]",
+		Usage:   "[--addr 127.0.0.1:8070] [--data DIR] [--admin-password-file F] [--max-upload-mb 50] [--idle-timeout 30m] [--workers 2] [--sync-every 1h] [--public-url https://…] [--tls-cert F --tls-key F] [--db postgres://… [--units 2] [--unit-timeout 2m]]",
 		Run:     runWeb,
 	})
 }
@@ -37,6 +37,7 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	units := fs.Int("units", 2, "com --db: unidades trabalhadas ao mesmo tempo por este servidor (0: só os remessa worker)")
 	lease := fs.Duration("unit-timeout", cluster.DefaultUnitTimeout, "com --db: prazo de uma unidade; a de um processo morto vai para outro depois dele")
 	syncEvery := fs.Duration("sync-every", web.DefaultSyncEvery, "de quanto em quanto tempo a situação das execuções com cobranças em aberto é atualizada e a régua de cobrança passa (0: nunca)")
+	publicURL := fs.String("public-url", "", "endereço público em que o serviço alcança esta mesa (ex.: https://cobranca.example.com): as notificações e os webhooks Pix das contas de sandbox e produção vão para ele")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -50,7 +51,7 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cfg := web.Config{Addr: *addr, DataDir: *data, MaxUpload: int64(*maxMB) << 20, IdleTimeout: *idle, TLSCert: *cert, TLSKey: *key,
-		Log: stderr, Workers: *workers, DB: cluster.DSN(*db), Units: *units, UnitTimeout: *lease, SyncEvery: *syncEvery}
+		Log: stderr, Workers: *workers, DB: cluster.DSN(*db), Units: *units, UnitTimeout: *lease, SyncEvery: *syncEvery, PublicURL: *publicURL}
 	if *syncEvery == 0 {
 		cfg.SyncEvery = -1
 	}

@@ -40,7 +40,7 @@ func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		apiCalls, apiDuration, apiRetries, apiThrottled,
 		rowsTotal, runsTotal,
-		notificationsReceived, notificationsApplied,
+		notificationsReceived, notificationsApplied, notificationsRefused,
 		remindersSent, signInFailures, signIns, httpRequests)
 }
 
@@ -78,8 +78,12 @@ var (
 	}, []string{"source"})
 	notificationsApplied = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "remessa_notifications_applied_total",
-		Help: "Notifications the listener applied to the runs' ledgers, by source and outcome (applied, unknown: no run of ours, failed).",
+		Help: "Notifications the listener applied to the runs' ledgers, by source and outcome (applied, unknown: no run of ours, refused: the service denies it, failed).",
 	}, []string{"source", "outcome"})
+	notificationsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "remessa_notifications_refused_total",
+		Help: "Deliveries the desk's notification endpoints refused before keeping them, by reason (unknown_address, rate, too_large, bad_request, unavailable).",
+	}, []string{"reason"})
 
 	remindersSent = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "remessa_reminders_sent_total",
@@ -122,9 +126,17 @@ func NotificationReceived(source string) {
 }
 
 // NotificationApplied counts a notification the listener worked: outcome
-// "applied", "unknown" (no run of ours) or "failed".
+// "applied", "unknown" (no run of ours), "refused" (the service denies
+// it) or "failed".
 func NotificationApplied(source, outcome string) {
-	notificationsApplied.WithLabelValues(oneOf(source, "charges", "pix"), oneOf(outcome, "applied", "unknown", "failed")).Inc()
+	notificationsApplied.WithLabelValues(oneOf(source, "charges", "pix"), oneOf(outcome, "applied", "unknown", "refused", "failed")).Inc()
+}
+
+// NotificationRefused counts a delivery the desk's endpoints refused
+// before keeping it: reason "unknown_address" (no account has the path's
+// token), "rate", "too_large", "bad_request" or "unavailable".
+func NotificationRefused(reason string) {
+	notificationsRefused.WithLabelValues(oneOf(reason, "unknown_address", "rate", "too_large", "bad_request", "unavailable")).Inc()
 }
 
 // ReminderSent counts one payment reminder: channel "email", "sms" or

@@ -3,7 +3,6 @@ package listen
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -30,13 +29,51 @@ const (
 	StatePending = "pendente" // received, not yet applied (or to be retried)
 	StateApplied = "aplicado" // applied to the ledgers of its runs
 	StateOrphan  = "orfao"    // belongs to no run under the runs folder
+	// StateRefused: the service denies it (a token its scope's service
+	// does not know, a Pix it does not confirm): it changed nothing and is
+	// never tried again.
+	StateRefused = "recusado"
 )
 
 // Schema is listen.db's tables, step by step (internal/migrate); step 1
 // is what the binary of 8e335f2 made, frozen.
 var Schema = migrate.Schema{Name: FileName, Table: "listen_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
 	{Name: "caixa de entrada, execuções e ids (8e335f2)", SQL: strings.Join(schemaV1, ";\n")},
+	{Name: "escopo das entregas (a conta de serviço da mesa)", SQL: strings.Join(schemaV2, ";\n")},
 }}
+
+// schemaV2 gives each item the scope it was received in (the desk's
+// service account; "" for `remessa listen`): the same token or
+// endToEndId received in two scopes is two items, each read from its
+// own scope's service. SQLite cannot change a UNIQUE constraint in
+// place, so the table is copied.
+var schemaV2 = []string{
+	`CREATE TABLE inbox_v2 (
+		id INTEGER PRIMARY KEY,
+		kind TEXT NOT NULL,
+		scope TEXT NOT NULL DEFAULT '',
+		key TEXT NOT NULL,
+		body TEXT NOT NULL DEFAULT '',
+		path TEXT NOT NULL DEFAULT '',
+		state TEXT NOT NULL,
+		gen INTEGER NOT NULL DEFAULT 1,
+		deliveries INTEGER NOT NULL DEFAULT 1,
+		duplicates INTEGER NOT NULL DEFAULT 0,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		next_at TEXT NOT NULL DEFAULT '',
+		last_error TEXT NOT NULL DEFAULT '',
+		received_at TEXT NOT NULL,
+		applied_at TEXT NOT NULL DEFAULT '',
+		runs TEXT NOT NULL DEFAULT '',
+		changed INTEGER NOT NULL DEFAULT 0,
+		UNIQUE (kind, scope, key)
+	)`,
+	`INSERT INTO inbox_v2 (id, kind, key, body, path, state, gen, deliveries, duplicates, attempts, next_at, last_error, received_at, applied_at, runs, changed)
+		SELECT id, kind, key, body, path, state, gen, deliveries, duplicates, attempts, next_at, last_error, received_at, applied_at, runs, changed FROM inbox`,
+	`DROP TABLE inbox`,
+	`ALTER TABLE inbox_v2 RENAME TO inbox`,
+	`CREATE INDEX IF NOT EXISTS inbox_due ON inbox(state, next_at)`,
+}
 
 var schemaV1 = []string{
 	`CREATE TABLE IF NOT EXISTS inbox (
@@ -84,7 +121,7 @@ func openDB(dir string) (*sql.DB, error) {
 
 // delivery is one item of a delivery, to be kept in the inbox.
 type delivery struct {
-	kind, key, body, path string
+	kind, scope, key, body, path string
 }
 
 // record keeps the items of one delivery in the inbox, in one durable
@@ -104,17 +141,34 @@ func record(ctx context.Context, db *sql.DB, items []delivery, now time.Time) (f
 	}
 	defer tx.Rollback()
 	at := stamp(now)
+	// a group commit holds many items: each statement is parsed once
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO inbox (kind, scope, key, body, path, state, received_at, next_at) VALUES (?, ?, ?, ?, ?, ?, ?, '')
+		ON CONFLICT (kind, scope, key) DO NOTHING`)
+	if err != nil {
+		return 0, err
+	}
+	defer ins.Close()
+	sel, err := tx.PrepareContext(ctx, `SELECT id, state, body FROM inbox WHERE kind = ? AND scope = ? AND key = ?`)
+	if err != nil {
+		return 0, err
+	}
+	defer sel.Close()
 	for _, it := range items {
+		// the usual case, a new item, is one statement
+		res, err := ins.ExecContext(ctx, it.kind, it.scope, it.key, it.body, it.path, StatePending, at)
+		if err != nil {
+			return 0, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return 0, err
+		} else if n == 1 {
+			fresh++
+			continue
+		}
 		var id int64
 		var state, body string
-		err := tx.QueryRowContext(ctx, `SELECT id, state, body FROM inbox WHERE kind = ? AND key = ?`, it.kind, it.key).Scan(&id, &state, &body)
+		err = sel.QueryRowContext(ctx, it.kind, it.scope, it.key).Scan(&id, &state, &body)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (kind, key, body, path, state, received_at, next_at) VALUES (?, ?, ?, ?, ?, ?, '')`,
-				it.kind, it.key, it.body, it.path, StatePending, at); err != nil {
-				return 0, err
-			}
-			fresh++
 		case err != nil:
 			return 0, err
 		case it.kind == KindPix && body == it.body:
@@ -149,7 +203,8 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 type Item struct {
 	ID         int64  `json:"id"`
 	Kind       string `json:"kind"`
-	Key        string `json:"key"` // the token or the endToEndId
+	Scope      string `json:"scope,omitempty"` // the desk's service account it came for
+	Key        string `json:"key"`             // the token or the endToEndId
 	Path       string `json:"path"`
 	State      string `json:"state"`
 	Deliveries int    `json:"deliveries"`
@@ -170,6 +225,7 @@ type Stats struct {
 	Pending    int `json:"pending"`
 	Applied    int `json:"applied"`
 	Orphans    int `json:"orphans"` // of no known run
+	Refused    int `json:"refused"` // denied by the service
 	Changed    int `json:"changed"` // charges changed in the ledgers
 	Runs       int `json:"runs"`    // run folders in the index
 }
@@ -177,8 +233,8 @@ type Stats struct {
 func stats(ctx context.Context, db *sql.DB) (Stats, error) {
 	var s Stats
 	err := db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(deliveries), 0), coalesce(sum(duplicates), 0),
-		coalesce(sum(state = ?), 0), coalesce(sum(state = ?), 0), coalesce(sum(state = ?), 0), coalesce(sum(changed), 0) FROM inbox`,
-		StatePending, StateApplied, StateOrphan).Scan(&s.Items, &s.Deliveries, &s.Duplicates, &s.Pending, &s.Applied, &s.Orphans, &s.Changed)
+		coalesce(sum(state = ?), 0), coalesce(sum(state = ?), 0), coalesce(sum(state = ?), 0), coalesce(sum(state = ?), 0), coalesce(sum(changed), 0) FROM inbox`,
+		StatePending, StateApplied, StateOrphan, StateRefused).Scan(&s.Items, &s.Deliveries, &s.Duplicates, &s.Pending, &s.Applied, &s.Orphans, &s.Refused, &s.Changed)
 	if err != nil {
 		return s, err
 	}
@@ -186,8 +242,27 @@ func stats(ctx context.Context, db *sql.DB) (Stats, error) {
 	return s, err
 }
 
+// ScopeStats counts the items of one scope; LastAt is when the last one
+// was received (RFC 3339, "" when none).
+type ScopeStats struct {
+	Deliveries int
+	Pending    int
+	Applied    int
+	Refused    int
+	LastAt     string
+}
+
+// ScopeStats counts the inbox's items of scope.
+func (l *Listener) ScopeStats(ctx context.Context, scope string) (ScopeStats, error) {
+	var s ScopeStats
+	err := l.db.QueryRowContext(ctx, `SELECT coalesce(sum(deliveries), 0), coalesce(sum(state = ?), 0), coalesce(sum(state = ?), 0),
+		coalesce(sum(state = ?), 0), coalesce(max(received_at), '') FROM inbox WHERE scope = ?`,
+		StatePending, StateApplied, StateRefused, scope).Scan(&s.Deliveries, &s.Pending, &s.Applied, &s.Refused, &s.LastAt)
+	return s, err
+}
+
 func items(ctx context.Context, db *sql.DB, state string) ([]Item, error) {
-	q := `SELECT id, kind, key, path, state, deliveries, duplicates, attempts, last_error, received_at, applied_at, runs, changed FROM inbox`
+	q := `SELECT id, kind, scope, key, path, state, deliveries, duplicates, attempts, last_error, received_at, applied_at, runs, changed FROM inbox`
 	args := []any{}
 	if state != "" {
 		q += ` WHERE state = ?`
@@ -201,7 +276,7 @@ func items(ctx context.Context, db *sql.DB, state string) ([]Item, error) {
 	var out []Item
 	for rows.Next() {
 		var it Item
-		if err := rows.Scan(&it.ID, &it.Kind, &it.Key, &it.Path, &it.State, &it.Deliveries, &it.Duplicates, &it.Attempts,
+		if err := rows.Scan(&it.ID, &it.Kind, &it.Scope, &it.Key, &it.Path, &it.State, &it.Deliveries, &it.Duplicates, &it.Attempts,
 			&it.LastError, &it.ReceivedAt, &it.AppliedAt, &it.Runs, &it.Changed); err != nil {
 			return nil, err
 		}

@@ -43,9 +43,29 @@ type Options struct {
 	// RetryMin and RetryMax bound the wait before an item that failed is
 	// tried again (doubling from RetryMin; defaults 1 s and 5 min).
 	RetryMin, RetryMax time.Duration
-	// Logf, when set, receives one line per applied, orphaned or failed
-	// item.
+	// Logf, when set, receives one line per applied, orphaned, refused or
+	// failed item.
 	Logf func(format string, args ...any)
+	// Scopes, when set, divides the runs folder among scopes (the desk's
+	// service accounts): an item received in a scope (Receive) is read
+	// only from that scope's service and applied only to that scope's
+	// runs, and a token that service does not know, or a Pix it does not
+	// confirm, is refused. Without it (`remessa listen`) every run is in
+	// the scope "" and is reached with Run.
+	Scopes Scopes
+	// MaxBody is the largest delivery read, in bytes (default 4 MiB).
+	MaxBody int64
+}
+
+// Scopes places the run folders of a runs folder in scopes and reaches
+// each scope's service (Options.Scopes).
+type Scopes interface {
+	// ScopeOf returns the scope of the run folder name; "" for a folder of
+	// no scope, which no scoped item changes.
+	ScopeOf(ctx context.Context, name string) (string, error)
+	// Connect opens the service of the scope of the run folder name. The
+	// listener keeps one connection per scope and closes it on Close.
+	Connect(ctx context.Context, name string) (*run.Service, error)
 }
 
 func (o *Options) now() time.Time {
@@ -67,9 +87,16 @@ type Listener struct {
 	scanMu sync.Mutex
 	kick   chan struct{}
 
+	// group commit (Receive): deliveries arriving while a commit is under
+	// way go together into the next one
+	commits   chan commitReq
+	stop      chan struct{}
+	committed chan struct{} // closed when the committer has stopped
+
 	mu       sync.Mutex
 	services map[string]*run.Service // by service key
 	metas    map[string]run.Meta     // by run folder name
+	scopes   map[string]string       // by run folder name (Options.Scopes)
 	ledgers  map[string]*runLedger   // by run folder name
 	workMu   sync.Mutex              // one Drain at a time
 }
@@ -96,22 +123,35 @@ func Open(ctx context.Context, opts Options) (*Listener, error) {
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = 5 * time.Minute
 	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = maxBody
+	}
 	db, err := openDB(opts.RunsDir)
 	if err != nil {
 		return nil, err
 	}
 	l := &Listener{dir: opts.RunsDir, opts: opts, db: db, kick: make(chan struct{}, 1),
-		services: map[string]*run.Service{}, metas: map[string]run.Meta{}, ledgers: map[string]*runLedger{}}
-	if _, err := l.scan(ctx); err != nil {
+		commits: make(chan commitReq), stop: make(chan struct{}), committed: make(chan struct{}),
+		services: map[string]*run.Service{}, metas: map[string]run.Meta{}, scopes: map[string]string{}, ledgers: map[string]*runLedger{}}
+	// a run that appeared while no listener ran: its orphans are tried again
+	if _, err := l.Rescan(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
+	go l.committer()
 	return l, nil
 }
 
 // Close closes the ledgers, the services the listener connected to and
-// listen.db. The caller stops its Handler and Work first.
+// listen.db. The caller stops its Handler and Work first (a delivery
+// still arriving is answered 503).
 func (l *Listener) Close() error {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+	<-l.committed
 	l.workMu.Lock()
 	defer l.workMu.Unlock()
 	l.mu.Lock()
@@ -148,6 +188,7 @@ func (l *Listener) forget(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.metas, name)
+	delete(l.scopes, name)
 	if rl := l.ledgers[name]; rl != nil {
 		rl.l.Close()
 		delete(l.ledgers, name)
@@ -189,20 +230,75 @@ func (l *Listener) serviceKey(m run.Meta) string {
 	return strings.Join([]string{m.Service, m.BaseURL, m.PixBaseURL, m.Account, m.JobFile}, "|")
 }
 
+// scopeOf returns the scope of a run folder: "" without Options.Scopes
+// (cached).
+func (l *Listener) scopeOf(ctx context.Context, name string) (string, error) {
+	if l.opts.Scopes == nil {
+		return "", nil
+	}
+	l.mu.Lock()
+	sc, ok := l.scopes[name]
+	l.mu.Unlock()
+	if ok {
+		return sc, nil
+	}
+	sc, err := l.opts.Scopes.ScopeOf(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	if sc != "" { // a folder of no scope yet may become one
+		l.mu.Lock()
+		l.scopes[name] = sc
+		l.mu.Unlock()
+	}
+	return sc, nil
+}
+
+// keyOf is the service key of a run folder: its scope's with
+// Options.Scopes, else its meta's (serviceKey).
+func (l *Listener) keyOf(ctx context.Context, name string) (string, error) {
+	if l.opts.Scopes != nil {
+		sc, err := l.scopeOf(ctx, name)
+		return "escopo|" + sc, err
+	}
+	m, err := l.meta(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return l.serviceKey(m), nil
+}
+
+// ForgetScope closes the connection kept to scope's service (its
+// account's address or credentials changed): the next item of the scope
+// connects again.
+func (l *Listener) ForgetScope(scope string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := "escopo|" + scope
+	if s := l.services[key]; s != nil {
+		s.Close()
+		delete(l.services, key)
+	}
+}
+
 // service returns the connection to the run's service (cached by
 // service key).
 func (l *Listener) service(ctx context.Context, name string) (*run.Service, string, error) {
-	m, err := l.meta(ctx, name)
+	key, err := l.keyOf(ctx, name)
 	if err != nil {
 		return nil, "", err
 	}
-	key := l.serviceKey(m)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s := l.services[key]; s != nil {
 		return s, key, nil
 	}
-	s, _, err := run.Connect(ctx, filepath.Join(l.dir, name), l.opts.Run)
+	var s *run.Service
+	if l.opts.Scopes != nil {
+		s, err = l.opts.Scopes.Connect(ctx, name)
+	} else {
+		s, _, err = run.Connect(ctx, filepath.Join(l.dir, name), l.opts.Run)
+	}
 	if err != nil {
 		return nil, key, err
 	}
@@ -213,11 +309,10 @@ func (l *Listener) service(ctx context.Context, name string) (*run.Service, stri
 // connected returns the open connection to the run's service, nil when
 // none is open (it does not connect).
 func (l *Listener) connected(ctx context.Context, name string) *run.Service {
-	m, err := l.meta(ctx, name)
+	key, err := l.keyOf(ctx, name)
 	if err != nil {
 		return nil
 	}
-	key := l.serviceKey(m)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.services[key]
@@ -318,10 +413,10 @@ func (l *Listener) ledger(ctx context.Context, name string) (*runLedger, error) 
 	return rl, nil
 }
 
-// candidates lists the runs whose services may know a token: the run the
-// delivery's path names first (…/notificacao/<run>), then one run per
-// other service.
-func (l *Listener) candidates(ctx context.Context, path string) ([]string, error) {
+// candidates lists the runs of scope whose services may know a token:
+// the run the delivery's path names first (…/notificacao/<run>), then one
+// run per other service.
+func (l *Listener) candidates(ctx context.Context, path, scope string) ([]string, error) {
 	names, err := l.runNames(ctx)
 	if err != nil {
 		return nil, err
@@ -335,11 +430,13 @@ func (l *Listener) candidates(ctx context.Context, path string) ([]string, error
 			if pass != (n == hint) {
 				continue
 			}
-			m, err := l.meta(ctx, n)
+			if sc, err := l.scopeOf(ctx, n); err != nil || sc != scope {
+				continue
+			}
+			k, err := l.keyOf(ctx, n)
 			if err != nil {
 				continue
 			}
-			k := l.serviceKey(m)
 			if seen[k] {
 				continue
 			}

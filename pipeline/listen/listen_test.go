@@ -3,9 +3,11 @@ package listen_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,7 +176,8 @@ func TestNotificationsKilledBeforeApply(t *testing.T) {
 // TestPixWebhook: a 20-row cobv job whose key has the listener as its
 // webhook; 6 cobv paid through the sandbox (the outbox posts
 // /webhook/pix), one webhook posted again by hand (a duplicate), a Pix of
-// no run's txid (an orphan); the ledger ends identical to a sync by
+// no run's txid (an orphan), a forged Pix on a real txid (refused: the
+// service does not confirm it); the ledger ends identical to a sync by
 // polling.
 func TestPixWebhook(t *testing.T) {
 	ctx := context.Background()
@@ -237,17 +240,23 @@ func TestPixWebhook(t *testing.T) {
 	post(t, srv.URL+"/webhook/pix", "application/json", string(body))
 	post(t, srv.URL+"/pix", "application/json", `{"pix":[{"endToEndId":"E00000000202601011200ABCDEFGHIJK","txid":"semexecucao0000000000000000000","valor":"10.00","horario":"2026-01-01T12:00:00Z","chave":"x"}]}`)
 	post(t, srv.URL+"/pix", "application/json", `{"pix":[]}`) // the service probing the URL
+	// a forgery: an unpaid row's real txid with a Pix the service never received
+	forged := fmt.Sprintf(`{"pix":[{"endToEndId":"E00000000202601011200FORJADO01","txid":%q,"valor":"999.00","horario":"2026-01-01T12:00:00Z","chave":"x"}]}`, res.Rows[1].Txid)
+	post(t, srv.URL+"/webhook/pix", "application/json", forged)
 
 	d, err := srv.L.Drain(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Applied != 6 || d.Changed != 6 || d.Orphans != 1 || d.Failed != 0 {
+	if d.Applied != 6 || d.Changed != 6 || d.Orphans != 1 || d.Refused != 1 || d.Failed != 0 || len(d.Runs) != 1 {
 		t.Fatalf("drain: %+v", d)
 	}
 	st, _ := srv.L.Stats(ctx)
-	if st.Items != 7 || st.Duplicates < 1 || st.Deliveries < 8 {
+	if st.Items != 8 || st.Duplicates < 1 || st.Deliveries < 9 || st.Refused != 1 {
 		t.Errorf("stats: %+v", st)
+	}
+	if ref, _ := srv.L.Items(ctx, listen.StateRefused); len(ref) != 1 || !strings.Contains(ref[0].LastError, "não confirma") {
+		t.Errorf("refused items: %+v", ref)
 	}
 	srv.Close()
 

@@ -2,6 +2,7 @@ package listen
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"remessa/api"
+	"remessa/internal/crashpoint"
 	"remessa/internal/metrics"
 	"remessa/pipeline/status"
 )
@@ -26,13 +28,17 @@ const (
 type Drained struct {
 	Applied int // items applied
 	Orphans int // items of no known run
+	Refused int // items the service denied (a token it does not know, a Pix it does not confirm)
 	Failed  int // items left for a retry
 	Changed int // charges changed in the ledgers
+	// Runs are the run folders whose ledgers changed, each once.
+	Runs []string
 }
 
 type pending struct {
 	id       int64
 	kind     string
+	scope    string
 	key      string
 	body     string
 	path     string
@@ -48,7 +54,7 @@ func (l *Listener) Drain(ctx context.Context) (Drained, error) {
 	defer l.workMu.Unlock()
 	var d Drained
 	now := l.opts.now()
-	rows, err := l.db.QueryContext(ctx, `SELECT id, kind, key, body, path, gen, attempts FROM inbox
+	rows, err := l.db.QueryContext(ctx, `SELECT id, kind, scope, key, body, path, gen, attempts FROM inbox
 		WHERE state = ? AND (next_at = '' OR next_at <= ?) ORDER BY id`, StatePending, stamp(now))
 	if err != nil {
 		return d, err
@@ -56,7 +62,7 @@ func (l *Listener) Drain(ctx context.Context) (Drained, error) {
 	var todo []pending
 	for rows.Next() {
 		var p pending
-		if err := rows.Scan(&p.id, &p.kind, &p.key, &p.body, &p.path, &p.gen, &p.attempts); err != nil {
+		if err := rows.Scan(&p.id, &p.kind, &p.scope, &p.key, &p.body, &p.path, &p.gen, &p.attempts); err != nil {
 			rows.Close()
 			return d, err
 		}
@@ -67,10 +73,24 @@ func (l *Listener) Drain(ctx context.Context) (Drained, error) {
 		return d, err
 	}
 	dr := &drain{down: map[string]error{}}
+	changedRun := map[string]bool{}
+	// outcomes are recorded a batch at a time (one commit for many items,
+	// not one each, so a long drain leaves the disk to the deliveries
+	// arriving meanwhile); a crash before a batch's commit leaves its
+	// items pending, and applying them again changes nothing more
+	var fin []finished
+	flushed := time.Now()
+	flush := func() error {
+		err := l.finishAll(context.WithoutCancel(ctx), fin)
+		fin, flushed = fin[:0], time.Now()
+		return err
+	}
+	defer func() { flush() }() // an early return records what was done
 	for _, p := range todo {
 		if ctx.Err() != nil {
 			return d, ctx.Err()
 		}
+		crashpoint.At("listen-aplicar") // kill -9 tests: kept, not applied
 		var out outcome
 		var err error
 		switch p.kind {
@@ -84,31 +104,42 @@ func (l *Listener) Drain(ctx context.Context) (Drained, error) {
 		if ctx.Err() != nil {
 			return d, ctx.Err()
 		}
-		if err := l.finish(ctx, p, out, err); err != nil {
-			return d, err
+		if fin = append(fin, finished{p, out, err}); len(fin) >= finishBatch || time.Since(flushed) > finishEvery {
+			if err := flush(); err != nil {
+				return d, err
+			}
+		}
+		where := ""
+		if p.scope != "" {
+			where = " (" + p.scope + ")"
 		}
 		switch {
 		case err != nil:
 			metrics.NotificationApplied(sourceOf(p.kind), "failed")
+			d.Failed++
+			l.logf("listen: %s %s%s: %v (nova tentativa mais tarde)", p.kind, p.key, where, err)
+		case out.refused:
+			metrics.NotificationApplied(sourceOf(p.kind), "refused")
+			d.Refused++
+			l.logf("listen: %s %s%s: recusado, nada mudou (%s)", p.kind, p.key, where, out.why)
 		case len(out.runs) == 0:
 			metrics.NotificationApplied(sourceOf(p.kind), "unknown")
+			d.Orphans++
+			l.logf("listen: %s %s%s: órfão (%s)", p.kind, p.key, where, out.why)
 		default:
 			metrics.NotificationApplied(sourceOf(p.kind), "applied")
-		}
-		switch {
-		case err != nil:
-			d.Failed++
-			l.logf("listen: %s %s: %v (nova tentativa mais tarde)", p.kind, p.key, err)
-		case len(out.runs) == 0:
-			d.Orphans++
-			l.logf("listen: %s %s: órfão (%s)", p.kind, p.key, out.why)
-		default:
 			d.Applied++
 			d.Changed += out.changed
-			l.logf("listen: %s %s aplicado em %s: %d cobrança(s) mudaram", p.kind, p.key, strings.Join(out.runs, ", "), out.changed)
+			for _, n := range out.changedRuns {
+				if !changedRun[n] {
+					changedRun[n] = true
+					d.Runs = append(d.Runs, n)
+				}
+			}
+			l.logf("listen: %s %s%s aplicado em %s: %d cobrança(s) mudaram", p.kind, p.key, where, strings.Join(out.runs, ", "), out.changed)
 		}
 	}
-	return d, nil
+	return d, flush()
 }
 
 // drain is what one Drain learnt on the way: whether it scanned the runs
@@ -117,18 +148,73 @@ func (l *Listener) Drain(ctx context.Context) (Drained, error) {
 type drain struct {
 	rescanned bool
 	down      map[string]error
+	// cands are the candidates of each path and scope, listed once per
+	// Drain (again after a rescan)
+	cands     map[[2]string][]string
+	candsScan bool // rescanned when cands were listed
+}
+
+// candidates are the runs to ask about p's token (Listener.candidates),
+// listed once per Drain for each path and scope.
+func (dr *drain) candidates(ctx context.Context, l *Listener, p pending) ([]string, error) {
+	if dr.cands == nil || dr.candsScan != dr.rescanned {
+		dr.cands, dr.candsScan = map[[2]string][]string{}, dr.rescanned
+	}
+	k := [2]string{p.path, p.scope}
+	if c, ok := dr.cands[k]; ok {
+		return c, nil
+	}
+	c, err := l.candidates(ctx, p.path, p.scope)
+	if err == nil {
+		dr.cands[k] = c
+	}
+	return c, err
 }
 
 // outcome is what applying an item did.
 type outcome struct {
-	runs    []string // the runs it was applied to (none: orphan)
-	changed int
-	why     string // orphan: why
+	runs        []string // the runs it was applied to (none: orphan)
+	changedRuns []string // those of them whose ledgers changed
+	changed     int
+	refused     bool   // the service denies it
+	why         string // orphan or refused: why
+}
+
+// finishBatch and finishEvery bound a batch of outcomes: its items, and
+// how long its first waits.
+const (
+	finishBatch = 128
+	finishEvery = 250 * time.Millisecond
+)
+
+// finished is an item's outcome to record.
+type finished struct {
+	p   pending
+	out outcome
+	err error
+}
+
+// finishAll records outcomes in one transaction.
+func (l *Listener) finishAll(ctx context.Context, fs []finished) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, f := range fs {
+		if err := l.finish(ctx, tx, f.p, f.out, f.err); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // finish records an item's outcome, unless it was delivered again while
 // it was being applied (its generation moved on: it is applied again).
-func (l *Listener) finish(ctx context.Context, p pending, out outcome, applyErr error) error {
+func (l *Listener) finish(ctx context.Context, tx *sql.Tx, p pending, out outcome, applyErr error) error {
 	now := l.opts.now()
 	var err error
 	switch {
@@ -137,13 +223,16 @@ func (l *Listener) finish(ctx context.Context, p pending, out outcome, applyErr 
 		if wait > l.opts.RetryMax || wait <= 0 {
 			wait = l.opts.RetryMax
 		}
-		_, err = l.db.ExecContext(ctx, `UPDATE inbox SET attempts = attempts + 1, next_at = ?, last_error = ? WHERE id = ? AND gen = ?`,
+		_, err = tx.ExecContext(ctx, `UPDATE inbox SET attempts = attempts + 1, next_at = ?, last_error = ? WHERE id = ? AND gen = ?`,
 			stamp(now.Add(wait)), applyErr.Error(), p.id, p.gen)
+	case out.refused:
+		_, err = tx.ExecContext(ctx, `UPDATE inbox SET state = ?, last_error = ?, attempts = attempts + 1 WHERE id = ? AND gen = ?`,
+			StateRefused, out.why, p.id, p.gen)
 	case len(out.runs) == 0:
-		_, err = l.db.ExecContext(ctx, `UPDATE inbox SET state = ?, last_error = ?, attempts = attempts + 1 WHERE id = ? AND gen = ?`,
+		_, err = tx.ExecContext(ctx, `UPDATE inbox SET state = ?, last_error = ?, attempts = attempts + 1 WHERE id = ? AND gen = ?`,
 			StateOrphan, out.why, p.id, p.gen)
 	default:
-		_, err = l.db.ExecContext(ctx, `UPDATE inbox SET state = ?, applied_at = ?, runs = ?, changed = changed + ?, last_error = ?, attempts = attempts + 1 WHERE id = ? AND gen = ?`,
+		_, err = tx.ExecContext(ctx, `UPDATE inbox SET state = ?, applied_at = ?, runs = ?, changed = changed + ?, last_error = ?, attempts = attempts + 1 WHERE id = ? AND gen = ?`,
 			StateApplied, stamp(now), strings.Join(out.runs, ","), out.changed, out.why, p.id, p.gen)
 	}
 	return err
@@ -156,14 +245,23 @@ func (l *Listener) rescan(ctx context.Context, done *bool) error {
 		return nil
 	}
 	*done = true
+	_, err := l.Rescan(ctx)
+	return err
+}
+
+// Rescan brings the index of the runs folder up to date (only the
+// results.json files new or changed since are read) and, when a run
+// appeared or changed, puts the orphans back in the queue. It returns
+// how many run folders were new or changed.
+func (l *Listener) Rescan(ctx context.Context) (int, error) {
 	n, err := l.scan(ctx)
 	if err != nil {
-		return err
+		return n, err
 	}
 	if n > 0 {
 		_, err = l.db.ExecContext(ctx, `UPDATE inbox SET state = ?, next_at = '' WHERE state = ?`, StatePending, StateOrphan)
 	}
-	return err
+	return n, err
 }
 
 // applyNotification reads a token's changes from the service of a run
@@ -172,7 +270,10 @@ func (l *Listener) applyNotification(ctx context.Context, p pending, dr *drain) 
 	changes, err := l.readToken(ctx, p, dr)
 	if err != nil || changes == nil {
 		if errors.Is(err, errUnknownToken) {
-			return outcome{why: err.Error()}, nil
+			// in a scope only the scope's service is asked: a token it
+			// does not know is not of this account (a forgery, or a
+			// mistaken URL), never to be tried again
+			return outcome{why: err.Error(), refused: p.scope != "" && !errors.Is(err, errNoRun)}, nil
 		}
 		return outcome{}, err
 	}
@@ -209,7 +310,7 @@ func (l *Listener) applyNotification(ctx context.Context, p pending, dr *drain) 
 	var runs []string
 	var unknown []string
 	for _, id := range order {
-		name, err := l.runOfID(ctx, idCharge, strconv.FormatInt(id, 10), &dr.rescanned)
+		name, err := l.runOfID(ctx, idCharge, strconv.FormatInt(id, 10), p.scope, &dr.rescanned)
 		if err != nil {
 			return outcome{}, err
 		}
@@ -259,31 +360,39 @@ func (l *Listener) applyNotification(ctx context.Context, p pending, dr *drain) 
 		}
 		out.runs = append(out.runs, name)
 		out.changed += n
+		if n > 0 {
+			out.changedRuns = append(out.changedRuns, name)
+		}
 	}
 	return out, nil
 }
 
-var errUnknownToken = errors.New("token desconhecido dos serviços das execuções")
+var (
+	errUnknownToken = errors.New("token desconhecido dos serviços das execuções")
+	errNoRun        = errors.New("nenhuma execução")
+)
 
 // readToken calls GET /v1/notification/:token on the services of the
 // runs until one knows the token.
 func (l *Listener) readToken(ctx context.Context, p pending, dr *drain) ([]api.NotificationChange, error) {
-	names, err := l.candidates(ctx, p.path)
+	names, err := dr.candidates(ctx, l, p)
 	if err != nil {
 		return nil, err
 	}
+	if len(names) == 0 && !dr.rescanned {
+		// no run yet: look again (once a Drain) before calling it an orphan
+		if err := l.rescan(ctx, &dr.rescanned); err != nil {
+			return nil, err
+		}
+		if names, err = dr.candidates(ctx, l, p); err != nil {
+			return nil, err
+		}
+	}
 	if len(names) == 0 {
-		// no run yet: look again before calling it an orphan
-		r := false
-		if err := l.rescan(ctx, &r); err != nil {
-			return nil, err
+		if p.scope != "" {
+			return nil, fmt.Errorf("%w: %w de %s", errUnknownToken, errNoRun, p.scope)
 		}
-		if names, err = l.candidates(ctx, p.path); err != nil {
-			return nil, err
-		}
-		if len(names) == 0 {
-			return nil, fmt.Errorf("%w (nenhuma execução em %s)", errUnknownToken, l.dir)
-		}
+		return nil, fmt.Errorf("%w (%w em %s)", errUnknownToken, errNoRun, l.dir)
 	}
 	var errs []error
 	for _, n := range names {
@@ -334,41 +443,86 @@ func unknownToken(e *api.Error) bool {
 	return e.Status >= 400 && e.Status < 500
 }
 
-// runOfID finds an id's run, scanning the runs folder again (once per
-// Drain) when it is unknown.
-func (l *Listener) runOfID(ctx context.Context, kind, id string, rescanned *bool) (string, error) {
+// runOfID finds an id's run in scope, scanning the runs folder again
+// (once per Drain) when it is unknown. The run of an id in another scope
+// is none.
+func (l *Listener) runOfID(ctx context.Context, kind, id, scope string, rescanned *bool) (string, error) {
 	name, err := l.runOf(ctx, kind, id)
-	if err != nil || name != "" || *rescanned {
-		return name, err
+	if err == nil && name == "" && !*rescanned {
+		if err := l.rescan(ctx, rescanned); err != nil {
+			return "", err
+		}
+		name, err = l.runOf(ctx, kind, id)
 	}
-	if err := l.rescan(ctx, rescanned); err != nil {
+	if err != nil || name == "" {
 		return "", err
 	}
-	return l.runOf(ctx, kind, id)
+	sc, err := l.scopeOf(ctx, name)
+	if err != nil || sc != scope {
+		return "", err
+	}
+	return name, nil
 }
 
-// applyPix applies one Pix of a webhook to the cobv of its txid.
+// applyPix applies one Pix of a webhook to the cobv of its txid, as the
+// service has it: the webhook only names the cobv and the endToEndId;
+// the cobv is read back (GET /v2/cobv/:txid) and applied only when the
+// service lists that Pix among its payments. A Pix the service does not
+// confirm is refused and changes nothing.
 func (l *Listener) applyPix(ctx context.Context, p pending, dr *drain) (outcome, error) {
 	var px api.PixRecebido
 	if err := json.Unmarshal([]byte(p.body), &px); err != nil {
-		return outcome{why: "Pix ilegível: " + err.Error()}, nil
+		return outcome{why: "Pix ilegível: " + err.Error(), refused: true}, nil
 	}
-	name, err := l.runOfID(ctx, idTxid, px.Txid, &dr.rescanned)
+	name, err := l.runOfID(ctx, idTxid, px.Txid, p.scope, &dr.rescanned)
 	if err != nil {
 		return outcome{}, err
 	}
 	if name == "" {
 		return outcome{why: "txid " + px.Txid + " de nenhuma execução"}, nil
 	}
+	svc, key, err := l.service(ctx, name)
+	if err == nil && dr.down[key] != nil {
+		err = dr.down[key]
+	}
+	if err != nil {
+		if key != "" {
+			dr.down[key] = err
+		}
+		return outcome{}, fmt.Errorf("serviço da execução %s: %w", name, err)
+	}
+	cob, err := svc.Client.GetCobV(ctx, px.Txid)
+	var ae *api.Error
+	if errors.As(err, &ae) && unknownToken(ae) {
+		return outcome{why: fmt.Sprintf("o serviço não conhece a cobrança %s (%d)", px.Txid, ae.Status), refused: true}, nil
+	}
+	if err != nil {
+		err = fmt.Errorf("GET /v2/cobv/%s: %w", px.Txid, err)
+		if ae == nil || ae.Status >= 500 || ae.Status == http.StatusTooManyRequests {
+			dr.down[key] = err
+		}
+		return outcome{}, err
+	}
+	confirmed := false
+	for _, q := range cob.Pix {
+		confirmed = confirmed || q.EndToEndID == px.EndToEndID
+	}
+	if !confirmed {
+		return outcome{why: fmt.Sprintf("o serviço não confirma o Pix %s na cobrança %s", px.EndToEndID, px.Txid), refused: true}, nil
+	}
 	rl, err := l.ledger(ctx, name)
 	if err != nil {
 		return outcome{}, err
 	}
-	n, err := rl.l.Apply(ctx, []status.Observation{status.CobvObservation(px.Txid, "CONCLUIDA", []api.PixRecebido{px})}, l.seenAt(ctx, name, rl), SourcePix)
+	n, err := rl.l.Apply(ctx, []status.Observation{status.CobvObservation(px.Txid, cob.Status, cob.Pix)}, l.seenAt(ctx, name, rl), SourcePix)
 	if err != nil {
 		return outcome{}, err
 	}
-	return outcome{runs: []string{name}, changed: n}, nil
+	out := outcome{runs: []string{name}, changed: n}
+	if n > 0 {
+		out.changedRuns = []string{name}
+	}
+	return out, nil
 }
 
 // Work applies the inbox until ctx is done: at once, after each delivery,

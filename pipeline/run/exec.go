@@ -145,6 +145,11 @@ func executeWith(ctx context.Context, j *journal.Journal, dir string, opts Optio
 				j.Tx(ctx, func(tx *journal.Tx) error { return tx.SetMeta("meta", string(mb)) })
 			}
 			log.Info().Str("service", m.Service).Str("base_url", svc.BaseURL).Msg("run started")
+			for _, w := range registerWebhooks(ctx, svc, m, opts.PixWebhookURL) {
+				out.Warnings = append(out.Warnings, w)
+				e.prog.say(w)
+				log.Warn().Msg(w)
+			}
 			e.prog.phase(servicePhase(m.Service, svc.BaseURL))
 			// A cancelled ctx (Ctrl-C) stops new calls; calls in flight
 			// finish and are journaled, so nothing becomes ambiguous.

@@ -93,6 +93,17 @@ type Options struct {
 	// the run is enqueued.
 	DB     string
 	Detach bool
+	// NotificationURL is the notification_url of the carnets and slips of
+	// a job that names none, on any service ("" : none, except that an
+	// embedded run gets LocalListenerURL). The desk gives its own
+	// endpoint.
+	NotificationURL string
+	// PixWebhookURL, when set, is registered as the webhook of each Pix
+	// key a cobv run receives on (PUT /v2/webhook/:chave) once the run
+	// reaches its service, before its first call, and again on every
+	// resume; a refusal is a warning of the run, not a stop (the desk
+	// gives its own endpoint).
+	PixWebhookURL string
 }
 
 func (o *Options) now() time.Time {
@@ -208,7 +219,7 @@ func Run(ctx context.Context, jobPath string, opts Options) (*Outcome, error) {
 	if job.Service == "" {
 		job.Service = "embedded"
 	}
-	if job, err = withLocalNotifications(jobPath, job, pipeline.LoadOptions{Now: opts.Now, Getenv: opts.Getenv}); err != nil {
+	if job, err = withNotifications(jobPath, job, opts.NotificationURL, pipeline.LoadOptions{Now: opts.Now, Getenv: opts.Getenv}); err != nil {
 		return nil, &UsageError{Msg: describeLoad(jobPath, job, err, opts.Lang), Err: err}
 	}
 	runsDir := opts.RunsDir

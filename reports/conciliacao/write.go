@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,8 +110,12 @@ func openSinks(dir string, r *Reconciliation, lang string) (*sinks, error) {
 		lang = "pt"
 	}
 	s := &sinks{dir: dir, lang: lang}
+	// temporary names of this writer only: two writers of one run at
+	// once (the desk's inbox job and its sync) each rename a whole file
+	var rnd [6]byte
+	rand.Read(rnd[:])
 	for _, f := range Files {
-		s.tmp = append(s.tmp, filepath.Join(dir, f+".tmp"))
+		s.tmp = append(s.tmp, filepath.Join(dir, f+"."+hex.EncodeToString(rnd[:])+".tmp"))
 	}
 	var err error
 	if s.csvF, err = os.Create(s.tmp[1]); err != nil {
