@@ -306,9 +306,23 @@ type inboxWorker struct {
 func (w *inboxWorker) Timeout(*river.Job[InboxArgs]) time.Duration { return 10 * time.Minute }
 
 func (w *inboxWorker) Work(ctx context.Context, job *river.Job[InboxArgs]) error {
+	if !job.Args.Tick {
+		// a burst of deliveries (the service posts a batch's payments
+		// together) is one drain: the deliveries of this second find the
+		// job queued and add none
+		select {
+		case <-time.After(inboxSettle):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	_, err := w.s.workInbox(ctx)
 	return err
 }
+
+// inboxSettle is how long a queued inbox job waits for more deliveries
+// before it drains (and writes each changed run's reconciliation once).
+const inboxSettle = time.Second
 
 // addInboxWorkers registers the inbox job, its queue and its tick.
 func (s *Server) addInboxWorkers(workers *river.Workers, cfg *river.Config) error {
