@@ -7,13 +7,13 @@ package web
 // Helpers for other tests in this package:
 //
 //	srv := btServer(t)                       // the app, admin/adminTestPassword, closed at the end
-//	ctx := newBrowser(t)                     // a fresh headless Chromium, 1280x800, closed at the end
+//	ctx := newBrowser(t)                     // a fresh tab and browser context of the shared Chromium, 1280x800
 //	browserViewport(t, ctx, 390)             // window width (height follows)
 //	browserLogin(t, ctx, srv, "admin", adminTestPassword) // through the real form, waits for the home page
 //	status := browserGo(t, ctx, srv.URL+"/x")             // navigate and wait for the load; HTTP status
 //	status = browserClick(t, ctx, "form[action='/sair'] button") // click what navigates; waits; status
 //	browserTap(t, ctx, "input[name=kind][value=carnets]")        // click what does not navigate (radio, checkbox)
-//	browserWait(t, ctx, ".badge.done")       // wait (up to 15 s) until a selector is visible
+//	browserWait(t, ctx, ".badge.done")       // wait (until the test's deadline) until a selector is visible
 //	browserType(t, ctx, "input[name=x]", "text"); browserSelect(t, ctx, "select[name=y]", "v")
 //	browserUpload(t, ctx, "input[type=file]", "/abs/planilha.xlsx")
 //	browserText(t, ctx, "h1"), browserHas(t, ctx, ".error"), browserPath(t, ctx)
@@ -69,22 +69,76 @@ func chromiumPath(t testing.TB) string {
 	return ""
 }
 
-// browserTimeout bounds everything one browser does in a test.
-const browserTimeout = 60 * time.Second
-
-// newBrowser starts a fresh headless Chromium (its own profile folder) with
-// a 1280x800 window and returns its context; it is closed when the test
-// ends. Every action of the helpers below runs on this one tab.
+// newBrowser opens a tab of this test process's one headless Chromium
+// in a browser context of its own (cookies, storage and cache as fresh as
+// a new profile's) with a 1280x800 window and returns its context; the tab
+// and its browser context are closed when the test ends. Every action of
+// the helpers below runs on this one tab and may take until the test's
+// deadline (testDeadline), however busy the machine.
 func newBrowser(t testing.TB) context.Context {
 	t.Helper()
-	return newBrowserFor(t, browserTimeout)
+	exe := chromiumPath(t)
+	bctx := sharedChromium(t, exe)
+	tctx, cancelTab := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	ctx, cancel := context.WithDeadline(tctx, testDeadline(t))
+	// Cleanups run last-in first-out: the deadline's timer, then the tab
+	// and its browser context (cancelTab waits until they are closed).
+	t.Cleanup(cancelTab)
+	t.Cleanup(cancel)
+	// the first Run on the context opens the tab
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatalf("open a tab in %s: %v", exe, err)
+	}
+	return ctx
 }
 
-// newBrowserFor is newBrowser for a test whose browser needs longer than
-// browserTimeout (several pages waiting on River jobs).
-func newBrowserFor(t testing.TB, timeout time.Duration) context.Context {
+// newBrowserFor is newBrowser; the timeout it once took is the test's
+// deadline now.
+func newBrowserFor(t testing.TB, _ time.Duration) context.Context {
 	t.Helper()
-	exe := chromiumPath(t)
+	return newBrowser(t)
+}
+
+// testDeadline is when what a test waits for (a page, a request, a run)
+// must be done: a minute before go test's -timeout ends the whole process
+// (so that the test fails saying what it waited for rather than with a
+// panic of every goroutine), or in 10 minutes without -timeout. A fixed
+// bound of a few seconds was too short on a busy machine under -race.
+func testDeadline(t testing.TB) time.Time {
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok {
+			return dl.Add(-time.Minute)
+		}
+	}
+	return time.Now().Add(10 * time.Minute)
+}
+
+// chrome is the one headless Chromium of this test process: starting a
+// browser per test cost 1–3 s of CPU each under load; a tab in a new
+// browser context isolates a test as well. It starts on first use (again
+// if it died) and stopChromium ends it from TestMain.
+var chrome struct {
+	mu          sync.Mutex
+	ctx         context.Context // the browser's first tab; tests open others
+	cancel      func()
+	cancelAlloc context.CancelFunc
+	dir         string // its profile folder, removed by stopChromium
+}
+
+// sharedChromium returns the context of the shared browser's first tab,
+// starting Chromium when it is not running.
+func sharedChromium(t testing.TB, exe string) context.Context {
+	t.Helper()
+	chrome.mu.Lock()
+	defer chrome.mu.Unlock()
+	if chrome.ctx != nil && chrome.ctx.Err() == nil {
+		return chrome.ctx
+	}
+	stopChromiumLocked()
+	dir, err := os.MkdirTemp("", "remessa-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
@@ -95,31 +149,48 @@ func newBrowserFor(t testing.TB, timeout time.Duration) context.Context {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(dir),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
-	// Cleanups run last-in first-out: close the browser, then the allocator
-	// (which waits for the process and removes nothing of ours).
-	t.Cleanup(cancelAlloc)
-	t.Cleanup(func() {
+	chrome.ctx, chrome.cancelAlloc, chrome.dir = bctx, cancelAlloc, dir
+	chrome.cancel = func() {
 		chromedp.Cancel(bctx)
 		cancelBrowser()
-	})
-	// The first Run starts the browser; it must not carry a timeout.
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(bctx, chromedp.EmulateViewport(1280, 800)) }()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("start %s: %v", exe, err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("start %s: no answer in 30 s", exe)
 	}
-	ctx, cancel := context.WithTimeout(bctx, timeout)
-	t.Cleanup(cancel)
-	return ctx
+	// The first Run starts the browser; it must not carry a timeout (the
+	// browser would end with it). It may take until the test's deadline.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }()
+	select {
+	case err = <-started:
+	case <-time.After(time.Until(testDeadline(t))):
+		err = errors.New("no answer")
+	}
+	if err != nil {
+		stopChromiumLocked()
+		t.Fatalf("start %s: %v", exe, err)
+	}
+	return chrome.ctx
+}
+
+// stopChromium ends the shared browser, if one started, and removes its
+// profile folder (TestMain calls it after the tests).
+func stopChromium() {
+	chrome.mu.Lock()
+	defer chrome.mu.Unlock()
+	stopChromiumLocked()
+}
+
+func stopChromiumLocked() {
+	if chrome.cancel != nil {
+		chrome.cancel()
+		chrome.cancelAlloc() // waits for the process
+	}
+	if chrome.dir != "" {
+		os.RemoveAll(chrome.dir)
+	}
+	chrome.ctx, chrome.cancel, chrome.cancelAlloc, chrome.dir = nil, nil, nil, ""
 }
 
 // browserErrors starts recording what a person would see in the
@@ -264,13 +335,11 @@ func browserType(t testing.TB, ctx context.Context, sel, text string) {
 	}
 }
 
-// browserWait waits up to 15 seconds for an element matching sel to be
-// visible (for pages that change without a navigation).
+// browserWait waits for an element matching sel to be visible (for pages
+// that change without a navigation), until the test's deadline.
 func browserWait(t testing.TB, ctx context.Context, sel string) {
 	t.Helper()
-	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
 		t.Fatalf("wait for %s on %s: %v", sel, browserPath(t, ctx), err)
 	}
 }
@@ -510,7 +579,7 @@ func btClient(t testing.TB) *http.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &http.Client{Jar: jar, Timeout: 20 * time.Second,
+	return &http.Client{Jar: jar, Timeout: time.Until(testDeadline(t)),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
@@ -1003,9 +1072,10 @@ func TestEveryStateChangingRouteChecksRole(t *testing.T) {
 }
 
 // captureTall takes a full-page PNG with the window as tall as the page,
-// then gives the window its height back; it gives up after 5 s.
+// then gives the window its height back; it gives up after 15 s (a page
+// that stopped answering; a tall page's picture took over 5 s under load).
 func captureTall(ctx context.Context) ([]byte, error) {
-	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	size, err := chromedp.Run(tctx, chromedp.Evaluate[[]int64]("[window.innerWidth, window.innerHeight, document.documentElement.scrollHeight]"))
 	if err != nil {

@@ -15,10 +15,15 @@ import (
 	"time"
 )
 
-// waitRun waits until run id ends (or the deadline) and returns it.
+// waitRun waits until run id ends and returns it. It fails when the
+// run's status and progress stay the same for within (a run that stopped
+// moving), or at the test's deadline: a run that moves is given the time
+// it takes, however busy the machine.
 func waitRun(t testing.TB, srv *Server, id int64, within time.Duration) *runRecord {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	end := testDeadline(t)
+	still := time.Now().Add(within)
+	var last string
 	for {
 		r, err := srv.loadRun(context.Background(), id)
 		if err != nil {
@@ -27,10 +32,16 @@ func waitRun(t testing.TB, srv *Server, id int64, within time.Duration) *runReco
 		if runFinished(r.Status) {
 			return r
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %d still %s after %s: %s", id, r.Status, within, r.Message)
+		if now := r.Status + "\x00" + r.Progress; now != last {
+			last, still = now, time.Now().Add(within)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(still) {
+			t.Fatalf("run %d still %s after %s without progress: %s", id, r.Status, within, r.Message)
+		}
+		if time.Now().After(end) {
+			t.Fatalf("run %d still %s at the test's deadline: %s", id, r.Status, r.Message)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

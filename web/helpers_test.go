@@ -65,7 +65,9 @@ func newClient(t testing.TB, srv *Server) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &client{t: t, srv: srv, http: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	// a request may take until the test's deadline: a sign-in, an upload
+	// or a status refresh under -race on a busy machine took over 30 s
+	return &client{t: t, srv: srv, http: &http.Client{Jar: jar, Timeout: time.Until(testDeadline(t))}}
 }
 
 // login signs user in through the sign-in form and fails the test when

@@ -16,7 +16,8 @@ import (
 func TestMain(m *testing.M) {
 	bcryptCost = bcrypt.MinCost
 	code := m.Run()
-	pgtest.Stop() // the cluster of the --db tests (cluster_test.go), if one started
+	stopChromium() // the browser the browser tests shared, if one started
+	pgtest.Stop()  // the cluster of the --db tests (cluster_test.go), if one started
 	runtest.RemoveBinary()
 	os.Exit(code)
 }

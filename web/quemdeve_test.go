@@ -57,7 +57,6 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 	if _, err := ctl.Advance(context.Background(), control.AdvanceRequest{To: "2027-01-20"}); err != nil {
 		t.Fatal(err)
 	}
-	c.http.Timeout = 3 * time.Minute // a busy machine under -race
 	if r = c.postForm("/execucoes/1/situacao", nil); r.Status != http.StatusOK || !strings.Contains(r.Body, "Totais conferem ao centavo") {
 		t.Fatalf("refresh: %d", r.Status)
 	}
