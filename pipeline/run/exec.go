@@ -231,8 +231,9 @@ func (u *unitScope) narrow(p journal.Page) journal.Page {
 	return p
 }
 
-// postUnitRows is how many carnet or slip rows (by index) one unit holds.
-const postUnitRows = 500
+// postUnitRows is how many carnet or slip rows (by index) one unit holds
+// (a variable: a test makes units of fewer rows, export_test.go).
+var postUnitRows = 500
 
 // workUnits lists the units of the run in j: its cobv batches, or its
 // rows by postUnitRows.

@@ -21,6 +21,14 @@ func NoteResults(dir string, res *results.Results) {
 	noteResults(dir, res.Run.Complete, denied)
 }
 
+// SetPostUnitRows makes the units of carnet and slip runs n rows long
+// until the returned restore is called.
+func SetPostUnitRows(n int) (restore func()) {
+	old := postUnitRows
+	postUnitRows = n
+	return func() { postUnitRows = old }
+}
+
 // ResumeByUnits resumes the run in dir doing its units of work one at a
 // time, last first, each by an executor of its own that knows nothing of
 // the run but its unit and the journal (as workers on other machines

@@ -11,11 +11,14 @@ import (
 )
 
 // TestUnitsOneAtATime: a run stopped early is finished by its units of
-// work (cobv batches; slips by 500 rows), each done alone, last first, by
-// an executor that reads only its unit from the journal: every row is
-// issued and the service holds exactly one charge per row.
+// work (cobv batches; slips by rows), each done alone, last first, by an
+// executor that reads only its unit from the journal: every row is issued
+// and the service holds exactly one charge per row. Slips go by units of
+// 50 rows here (500 in a run): three units, the last one short, are what
+// the test proves, and 1,203 slips under -race took 18 s for nothing more.
 func TestUnitsOneAtATime(t *testing.T) {
 	ctx := context.Background()
+	defer run.SetPostUnitRows(50)()
 	dir := t.TempDir()
 	rn, err := run.StartEmbedded(filepath.Join(dir, "sb"))
 	if err != nil {
@@ -27,7 +30,7 @@ func TestUnitsOneAtATime(t *testing.T) {
 		kind  string
 		rows  int
 		units int
-	}{{"boletos", 1203, 3}, {"cobv", 35, 4}} {
+	}{{"boletos", 123, 3}, {"cobv", 35, 4}} {
 		t.Run(c.kind, func(t *testing.T) {
 			work := filepath.Join(dir, c.kind)
 			if err := os.MkdirAll(work, 0o755); err != nil {
