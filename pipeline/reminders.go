@@ -139,6 +139,9 @@ type SMTPSettings struct {
 	From     string `json:"from"`
 	TLS      string `json:"tls"`
 	CAFile   string `json:"ca_file,omitempty"`
+	// CAPEM is the server's certificate authority itself (PEM), as the
+	// desk keeps it; used instead of CAFile when set.
+	CAPEM string `json:"ca_pem,omitempty"`
 }
 
 // String describes the settings with the credentials redacted.
@@ -343,16 +346,31 @@ func ParseReminders(s *RemindersSpec, kind results.Kind) (*Reminders, []Reminder
 // fields, so a misspelt field is an error when the régua is written, not
 // when the first e-mail is due.
 func CheckReminderTemplate(text string) error {
-	t, err := template.New("m").Option("missingkey=error").Parse(text)
-	if err != nil {
-		return err
-	}
-	return t.Execute(discard{}, ReminderFields{Nome: "Maria", Valor: "R$ 1,00", Vencimento: "01/01/2027"})
+	_, err := RenderReminder(text, ReminderFields{Nome: "Maria", Valor: "R$ 1,00", Vencimento: "01/01/2027"})
+	return err
 }
 
-type discard struct{}
+// RenderReminder runs a message template (text/template; a field it does
+// not know is an error) on f.
+func RenderReminder(text string, f ReminderFields) (string, error) {
+	t, err := template.New("m").Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, f); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
 
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
+// ExampleReminder is the reminder the desk's preview shows a message on:
+// parcel 3 of a carnet, 2 days late, with a fine and interest.
+var ExampleReminder = ReminderFields{Nome: "Maria Souza", Descricao: "a parcela 3 do carnê", Valor: "R$ 306,20",
+	ValorOriginal: "R$ 300,00", Vencimento: "10/03/2027", DiasAtraso: 2, Vencida: true, Parcela: 3,
+	PixCopiaECola:  "00020101021226830014br.gov.bcb.pix2561pix.example.com/qr/v2/cobv/exemplo5204000053039865802BR5913Escola Exemplo6009Sao Paulo62070503***6304ABCD",
+	LinhaDigitavel: "00190.00009 01234.567893 01234.567899 1 97470000030620", Link: "https://pagamento.example.com/boleto/exemplo",
+	PDF: "https://pagamento.example.com/boleto/exemplo.pdf", Chave: "A0001"}
 
 // validSender accepts "address" or "Name <address>".
 func validSender(s string) bool {

@@ -87,7 +87,7 @@ var (
 
 	remindersSent = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "remessa_reminders_sent_total",
-		Help: "Payment reminders sent, by channel (email, sms, whatsapp, outro) and outcome (sent, failed).",
+		Help: "Payment reminders of the régua de cobrança, by channel (service: the service's own e-mail; smtp: remessa's own; outro) and outcome (sent; failed: refused for good; uncertain: the answer was lost).",
 	}, []string{"channel", "outcome"})
 
 	signIns = prometheus.NewCounter(prometheus.CounterOpts{
@@ -139,15 +139,14 @@ func NotificationRefused(reason string) {
 	notificationsRefused.WithLabelValues(oneOf(reason, "unknown_address", "rate", "too_large", "bad_request", "unavailable")).Inc()
 }
 
-// ReminderSent counts one payment reminder: channel "email", "sms" or
-// "whatsapp" (anything else counts as "outro"), ok false for one that
-// could not be sent. The reminders' sender calls it once per message.
-func ReminderSent(channel string, ok bool) {
-	outcome := "sent"
-	if !ok {
-		outcome = "failed"
-	}
-	remindersSent.WithLabelValues(oneOf(channel, "email", "sms", "whatsapp"), outcome).Inc()
+// ReminderSent counts one payment reminder the régua tried: channel is
+// the régua's channel name, "service" (the service's resend) or "smtp"
+// (remessa's own e-mail), anything else counting as "outro"; outcome
+// "sent", "failed" (refused for good) or "uncertain" (the answer was
+// lost). pipeline/remind calls it once per message that went out or may
+// have, for both faces (`remessa remind` and the desk).
+func ReminderSent(channel, outcome string) {
+	remindersSent.WithLabelValues(oneOf(channel, "service", "smtp"), oneOf(outcome, "sent", "failed", "uncertain")).Inc()
 }
 
 // SignIn counts a successful sign-in to the desk.

@@ -72,7 +72,7 @@ func TestObserveNoAlloc(t *testing.T) {
 // in their closed sets: no CPF, name or secret becomes a label.
 func TestLabelsCarryNoData(t *testing.T) {
 	RowsFinished("52998224725", "Maria da Silva", 1)
-	ReminderSent("Client_Secret_abc", true)
+	ReminderSent("Client_Secret_abc", "Maria")
 	SignInFailed("senha123")
 	NotificationApplied("pix", "529.982.247-25")
 	RouteOf("v1", "GET", "/v1/charges?cpf=52998224725").Observe(200, time.Millisecond)

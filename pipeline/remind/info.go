@@ -2,15 +2,14 @@ package remind
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"time"
 
-	"remessa/pipeline"
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
 	"remessa/pipeline/status"
+	"remessa/reports/conciliacao"
 	"remessa/rules"
 )
 
@@ -21,19 +20,12 @@ func isBusinessDay(t time.Time) bool { return rules.IsBusinessDay(rules.Today(t)
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // rowInfo is what the run sent for one row that a reminder needs: the
-// payer's e-mail and the slip terms (fine and daily interest) of its
-// charges.
+// payer's e-mail and the row's payment terms (conciliacao.ParseTerms: the
+// fine and interest of a slip or carnet, the multa, juros, abatimento and
+// desconto of a cobv), read from the request the run journaled.
 type rowInfo struct {
 	email string
-	terms rules.SlipTerms
-}
-
-// reqShape is what the run's journal keeps of a row's request (the run
-// stage's rowReq): a carnet, a one-step slip or a cobv.
-type reqShape struct {
-	Carnet *pipeline.CarnetRequest `json:"carnet"`
-	Slip   *pipeline.SlipRequest   `json:"slip"`
-	Cobv   *pipeline.CobvRequest   `json:"cobv"`
+	terms *conciliacao.Terms // nil: none known (the value is what is owed)
 }
 
 // readRows reads each row's e-mail and terms from the run's journal (the
@@ -50,27 +42,9 @@ func readRows(ctx context.Context, dir string) (map[int]rowInfo, error) {
 	}
 	out := make(map[int]rowInfo, len(rows))
 	for _, r := range rows {
-		if len(r.Req) == 0 {
-			continue
+		if t := conciliacao.ParseTerms(r.Req); t != nil {
+			out[r.Index] = rowInfo{email: t.Email, terms: t}
 		}
-		var q reqShape
-		if json.Unmarshal(r.Req, &q) != nil {
-			continue
-		}
-		var ri rowInfo
-		var conf *pipeline.Configurations
-		switch {
-		case q.Carnet != nil:
-			ri.email, conf = q.Carnet.Customer.Email, q.Carnet.Configurations
-		case q.Slip != nil:
-			ri.email, conf = q.Slip.Payment.BankingBillet.Customer.Email, q.Slip.Payment.BankingBillet.Configurations
-		case q.Cobv != nil:
-			ri.email = q.Cobv.Devedor.Email
-		}
-		if conf != nil {
-			ri.terms.Fine, ri.terms.Interest = conf.Fine, conf.Interest
-		}
-		out[r.Index] = ri
 	}
 	return out, nil
 }

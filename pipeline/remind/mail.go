@@ -53,7 +53,14 @@ type SMTPMailer struct {
 func (m *SMTPMailer) client() (*mail.Client, error) {
 	opts := []mail.Option{mail.WithPort(m.S.Port), mail.WithTimeout(firstDur(m.Timeout, 30*time.Second))}
 	tc := &tls.Config{ServerName: m.S.Host, MinVersion: tls.VersionTLS12}
-	if m.S.CAFile != "" {
+	switch {
+	case m.S.CAPEM != "":
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(m.S.CAPEM)) {
+			return nil, fmt.Errorf("certificado da autoridade do servidor SMTP: nenhum certificado PEM")
+		}
+		tc.RootCAs = pool
+	case m.S.CAFile != "":
 		pem, err := os.ReadFile(m.S.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("smtp.ca_file: %w", err)

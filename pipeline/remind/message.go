@@ -1,10 +1,8 @@
 package remind
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"text/template"
 	"time"
 
 	"remessa/pipeline"
@@ -12,23 +10,24 @@ import (
 	"remessa/rules"
 )
 
-// owedToday is what the payer of c owes on today: its value until the due
-// date, and after it the value with the fine and the interest of the
-// run's terms, by rules.SlipAmountDue (cobv: the value; see
-// docs/follow-up.md).
+// owedToday is what the payer of c owes today by the row's terms: until
+// the due date its value (less a discount still granted), after it the
+// value with the fine and interest (carnets and slips, rules.SlipAmountDue)
+// or the multa and juros (cobv, rules.CobvAmountDue) — what the service
+// would charge a payment made today. Without known terms, the value.
 func owedToday(c *status.Charge, ri rowInfo, today time.Time) int64 {
-	if c.Txid != "" {
+	if ri.terms == nil {
 		return c.ValueCents
 	}
 	due, err := rules.ParseISODate(c.Due)
 	if err != nil {
 		return c.ValueCents
 	}
-	sc, err := rules.SlipAmountDue(c.ValueCents, rules.SlipTerms{Fine: ri.terms.Fine, Interest: ri.terms.Interest}, due, today)
+	v, err := ri.terms.AmountDue(c.ValueCents, c.Parcel, due, today)
 	if err != nil {
 		return c.ValueCents
 	}
-	return sc.Total
+	return v
 }
 
 // fieldsOf fills the message fields of one reminder.
@@ -60,15 +59,7 @@ func brDate(iso string) string {
 
 // render runs a message template on f.
 func render(text string, f pipeline.ReminderFields) (string, error) {
-	t, err := template.New("m").Option("missingkey=error").Parse(text)
-	if err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, f); err != nil {
-		return "", err
-	}
-	return b.String(), nil
+	return pipeline.RenderReminder(text, f)
 }
 
 // maskEmail shows an address the way logs and reports may: "ma***@example.com".

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"remessa/internal/metrics"
+	"remessa/internal/smtptest"
 	"remessa/pipeline/remind"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
@@ -107,7 +109,7 @@ func (m *month) pay(t *testing.T, row, parcel int) {
 	}
 }
 
-func newMonth(t *testing.T, mb *mailbox) *month {
+func newMonth(t *testing.T, mb *smtptest.Server) *month {
 	t.Helper()
 	work := t.TempDir()
 	if err := os.WriteFile(filepath.Join(work, "mes.yaml"), []byte(monthJob), 0o644); err != nil {
@@ -121,7 +123,7 @@ func newMonth(t *testing.T, mb *mailbox) *month {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rn.Close() })
-	m := &month{base: rn.URL, pixBase: rn.PixURL, ctl: &control.Client{BaseURL: rn.URL}, env: mb.env()}
+	m := &month{base: rn.URL, pixBase: rn.PixURL, ctl: &control.Client{BaseURL: rn.URL}, env: mb.Env()}
 	m.to(t, "2027-03-01T09:00:00-03:00")
 	out, err := run.Run(context.Background(), filepath.Join(work, "mes.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(work, "out"), Getenv: m.getenv})
 	if err != nil || out.ExitCode() != 0 {
@@ -149,14 +151,6 @@ func resendList(t *testing.T, m *month) []string {
 	return out
 }
 
-func mailList(mb *mailbox) []string {
-	var out []string
-	for _, r := range mb.all() {
-		out = append(out, r.To+" "+r.Subject)
-	}
-	return out
-}
-
 func sameList(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -174,8 +168,9 @@ func TestMonthOfReminders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a month of passes; skipped with -short")
 	}
-	mb := startMailbox(t)
+	mb := smtptest.Start(t)
 	m := newMonth(t, mb)
+	serviceBefore, smtpBefore := reminderMetric(t, "service", "sent"), reminderMetric(t, "smtp", "sent")
 	days := []string{}
 	for d := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC); !d.After(time.Date(2027, 3, 30, 0, 0, 0, 0, time.UTC)); d = d.AddDate(0, 0, 1) {
 		days = append(days, d.Format("2006-01-02"))
@@ -221,7 +216,14 @@ func TestMonthOfReminders(t *testing.T) {
 		"<a2@example.com> A2 parcela 1: R$ 306,89 (9 dias)",
 	}
 	sameList(t, "resends asked of the sandbox", resendList(t, m), wantResends)
-	sameList(t, "e-mails received by the SMTP server", normalizeTo(mailList(mb)), normalizeTo(wantMails))
+	sameList(t, "e-mails received by the SMTP server", mb.List(), normalizeTo(wantMails))
+	// the metric counts each message under the régua's channel name
+	if got := reminderMetric(t, "service", "sent") - serviceBefore; got != 6 {
+		t.Errorf("remessa_reminders_sent_total{channel=\"service\",outcome=\"sent\"} moved by %v, want 6", got)
+	}
+	if got := reminderMetric(t, "smtp", "sent") - smtpBefore; got != 3 {
+		t.Errorf("remessa_reminders_sent_total{channel=\"smtp\",outcome=\"sent\"} moved by %v, want 3", got)
+	}
 
 	// 31/03: -3d of parcel 2 (due 03/04) for all four; the pass is killed
 	// right after the second resend went out, before its result was kept
@@ -245,7 +247,7 @@ func TestMonthOfReminders(t *testing.T) {
 		"parcel a4@example.com parcela 2 em 31/03",
 	)
 	sameList(t, "resends after the crash", resendList(t, m), wantResends)
-	sameList(t, "e-mails after the crash", normalizeTo(mailList(mb)), normalizeTo(wantMails))
+	sameList(t, "e-mails after the crash", mb.List(), normalizeTo(wantMails))
 
 	// the history: A2's parcel 1 went through all four steps; A2's parcel
 	// 2's resend of the crashed pass is uncertain
@@ -261,11 +263,36 @@ func TestMonthOfReminders(t *testing.T) {
 		}
 	}
 	sameList(t, "A2's history", a2, []string{"p1 -3 service sent", "p1 0 service sent", "p1 2 smtp sent", "p1 9 smtp sent", "p2 -3 service uncertain"})
-	for _, r := range mb.all() {
-		if strings.Contains(r.Body, smtpPass) {
+	for _, r := range mb.All() {
+		if strings.Contains(r.Body, smtptest.Password) {
 			t.Errorf("an e-mail carries the SMTP password")
 		}
 	}
+}
+
+// reminderMetric is the value of remessa_reminders_sent_total with the
+// labels channel and outcome (0 when never counted).
+func reminderMetric(t *testing.T, channel, outcome string) float64 {
+	t.Helper()
+	mfs, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "remessa_reminders_sent_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if l["channel"] == channel && l["outcome"] == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 func normalizeTo(l []string) []string {

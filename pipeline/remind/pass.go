@@ -26,6 +26,7 @@ import (
 
 	"remessa/api"
 	"remessa/internal/crashpoint"
+	"remessa/internal/metrics"
 	"remessa/pipeline"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
@@ -50,8 +51,6 @@ type Options struct {
 	Mailer Mailer
 	// Progress gets one line per send; nil: none.
 	Progress io.Writer
-	// OnSent is called after each message that went out (a metric).
-	OnSent func(channel string)
 }
 
 // Item is one decision of a pass and what became of it.
@@ -345,8 +344,10 @@ func (s *sender) one(ctx context.Context, d *Decision) error {
 		if err := s.jn.finish(ctx, e.ID, state, detail, time.Now().UTC().Format(time.RFC3339)); err != nil {
 			return err
 		}
-		if state == StateSent && s.o.OnSent != nil {
-			s.o.OnSent(ch)
+		switch state {
+		case StateSent, StateFailed, StateUncertain:
+			// the metric's channel label is the régua's channel name
+			metrics.ReminderSent(ch, state)
 		}
 		s.add(item(st, state, detail))
 	}

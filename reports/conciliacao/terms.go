@@ -68,6 +68,19 @@ func (t *Terms) abatimentoOf(face int64, due, day time.Time) int64 {
 	return c.Abatimento
 }
 
+// AmountDue is what the payer of a charge of face value due on due owes
+// when paying on day: face less the discount (and abatimento) granted,
+// plus the fine and interest charged, by the rules the service uses
+// (rules.SlipAmountDue for carnet parcels and slips, rules.CobvAmountDue
+// for cobv). parcel is the carnet parcel (1-based; 0 otherwise).
+func (t *Terms) AmountDue(face int64, parcel int, due, day time.Time) (int64, error) {
+	disc, fi, err := t.owedOn(face, parcel, due, day)
+	if err != nil {
+		return 0, err
+	}
+	return face - disc + fi, nil
+}
+
 // parcelDiscount is the conditional discount parcel n of a carnet gets
 // from the carnet's conditional_discount: rules.CarnetParcelDiscount, the
 // rule the sandbox applies when it creates the parcels (the carnet's one
@@ -146,9 +159,11 @@ func (m *reqMod) rule() *rules.CobvRule {
 	return &rules.CobvRule{Modalidade: m.Modalidade, ValorPerc: v}
 }
 
-// parseTerms reads the terms of one row's request; nil when it has none
-// the reconciliation knows.
-func parseTerms(req []byte) *Terms {
+// ParseTerms reads the terms of one row's request as the run's journal
+// keeps it (pipeline/run's rowReq); nil when it has none the
+// reconciliation knows. The régua's reminders (pipeline/remind) read the
+// payer's e-mail and the amount due today from them too.
+func ParseTerms(req []byte) *Terms {
 	var r reqTerms
 	if len(req) == 0 || json.Unmarshal(req, &r) != nil {
 		return nil
@@ -251,7 +266,7 @@ func (tr *termsReader) of(idx int) (*Terms, error) {
 		}
 		tr.pos++
 		if r.Index == idx {
-			tr.cur.idx, tr.cur.t = idx, parseTerms(r.Req)
+			tr.cur.idx, tr.cur.t = idx, ParseTerms(r.Req)
 			return tr.cur.t, nil
 		}
 	}

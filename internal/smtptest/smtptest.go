@@ -1,4 +1,9 @@
-package remind_test
+// Package smtptest is an SMTP server on loopback for the tests of the
+// régua's own e-mail (github.com/emersion/go-smtp): it offers STARTTLS
+// with a certificate of its own CA, refuses AUTH before TLS and a message
+// before AUTH, accepts one user and password, and keeps what it received.
+// pipeline/remind's and web's tests count the e-mails with it.
+package smtptest
 
 import (
 	"crypto/ecdsa"
@@ -16,7 +21,9 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,23 +32,31 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// mailbox is an SMTP server on loopback run by the test (go-smtp): it
-// offers STARTTLS with a certificate of its own CA, refuses AUTH before
-// TLS, accepts one user and password, and keeps what it received.
-type mailbox struct {
+// The one user and password the server accepts.
+const (
+	User     = "cobranca@escola.example.com"
+	Password = "s3nha-do-smtp-NAO-LOGAR"
+)
+
+// Server is a running test SMTP server.
+type Server struct {
 	Port   int
-	CAFile string
-	mu     sync.Mutex
-	got    []received
+	CAFile string // the server's CA certificate (PEM), for ca_file
+	CAPEM  string // the same, as text
+
+	mu  sync.Mutex
+	got []Message
 }
 
-type received struct {
+// Message is one e-mail the server received: the envelope's recipient,
+// the decoded subject and the raw body (a MIME message's parts as sent).
+type Message struct {
 	To, Subject, Body string
 }
 
-const smtpUser, smtpPass = "cobranca@escola.example.com", "s3nha-do-smtp-NAO-LOGAR"
-
-func startMailbox(t *testing.T) *mailbox {
+// Start starts a server on a free loopback port; it stops when the test
+// ends.
+func Start(t testing.TB) *Server {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -55,8 +70,9 @@ func startMailbox(t *testing.T) *mailbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb := &mailbox{CAFile: filepath.Join(t.TempDir(), "ca.pem")}
-	if err := os.WriteFile(mb.CAFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	pemText := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	mb := &Server{CAFile: filepath.Join(t.TempDir(), "ca.pem"), CAPEM: string(pemText)}
+	if err := os.WriteFile(mb.CAFile, pemText, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &session{mb: mb}, nil }))
@@ -73,18 +89,32 @@ func startMailbox(t *testing.T) *mailbox {
 	return mb
 }
 
-func (mb *mailbox) all() []received {
+// All is every message received so far, in the order received.
+func (mb *Server) All() []Message {
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
-	return append([]received(nil), mb.got...)
+	return append([]Message(nil), mb.got...)
 }
 
-func (mb *mailbox) env() map[string]string {
-	return map[string]string{"SMTP_PORT": strconv.Itoa(mb.Port), "SMTP_CA": mb.CAFile, "SMTP_USER": smtpUser, "SMTP_PASS": smtpPass}
+// List is every message as "recipient subject" lines (the recipient
+// without angle brackets), sorted: for comparing with a test's own list.
+func (mb *Server) List() []string {
+	var out []string
+	for _, m := range mb.All() {
+		out = append(out, strings.Trim(m.To, "<>")+" "+m.Subject)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Env is the server's address and credentials as the variables a job
+// file's reminders.smtp may name: SMTP_PORT, SMTP_CA, SMTP_USER, SMTP_PASS.
+func (mb *Server) Env() map[string]string {
+	return map[string]string{"SMTP_PORT": strconv.Itoa(mb.Port), "SMTP_CA": mb.CAFile, "SMTP_USER": User, "SMTP_PASS": Password}
 }
 
 type session struct {
-	mb     *mailbox
+	mb     *Server
 	authed bool
 	to     string
 }
@@ -93,7 +123,7 @@ func (s *session) AuthMechanisms() []string { return []string{sasl.Plain} }
 
 func (s *session) Auth(mech string) (sasl.Server, error) {
 	return sasl.NewPlainServer(func(identity, username, password string) error {
-		if username != smtpUser || password != smtpPass {
+		if username != User || password != Password {
 			return errors.New("invalid credentials")
 		}
 		s.authed = true
@@ -121,7 +151,7 @@ func (s *session) Data(r io.Reader) error {
 	}
 	body, _ := io.ReadAll(m.Body)
 	s.mb.mu.Lock()
-	s.mb.got = append(s.mb.got, received{To: s.to, Subject: subj, Body: string(body)})
+	s.mb.got = append(s.mb.got, Message{To: s.to, Subject: subj, Body: string(body)})
 	s.mb.mu.Unlock()
 	return nil
 }
