@@ -7,9 +7,9 @@ import (
 )
 
 // deskActionsSchema is the DDL of the desk's follow-up actions (actions.go):
-// step 2 of web.db (init appends it to Schema, internal/migrate; CREATE …
-// IF NOT EXISTS, so a web.db of the binaries that made it before versions
-// keeps its table as it is).
+// step 2 of web.db (deskActionsStep, in Schema's list in db.go,
+// internal/migrate; CREATE … IF NOT EXISTS, so a web.db of the binaries
+// that made it before versions keeps its table as it is).
 //
 // desk_actions holds one row per selection the desk planned: the selection
 // itself as an action spec (pipeline/actions.Spec as JSON), the plan shown,
@@ -44,6 +44,5 @@ var deskActionsSchema = []string{
 	`CREATE INDEX IF NOT EXISTS desk_actions_open ON desk_actions(status) WHERE status IN ('queued', 'running')`,
 }
 
-func init() {
-	Schema.Steps = append(Schema.Steps, migrate.Step{Name: "ações da mesa", SQL: strings.Join(deskActionsSchema, ";\n")})
-}
+// deskActionsStep is web.db's step 2.
+var deskActionsStep = migrate.Step{Name: "ações da mesa", SQL: strings.Join(deskActionsSchema, ";\n")}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,27 +23,7 @@ import (
 // account through the desk, as the admin, and returns the finished run.
 func escolaRun(t *testing.T, srv *Server, c *client) (*runRecord, *results.Results) {
 	t.Helper()
-	base := newCarnetDraft(t, c, readSample(t, "../samples/escola/alunos.xlsx"))
-	r := c.postForm(base+"/configuracao", url.Values{"name": {"Mensalidades 2027"}, "repeats": {"12"}, "due": {"dia 10 do próximo mês"},
-		"fine": {"2%"}, "interest": {"0,033%"}, "on_invalid": {"stop"}})
-	if r.Status != http.StatusOK || !strings.HasSuffix(r.URL.Path, "/validacao") {
-		t.Fatalf("settings: %d at %s", r.Status, r.URL.Path)
-	}
-	r = c.postForm(base+"/executar", nil)
-	if r.Status != http.StatusOK || !strings.HasPrefix(r.URL.Path, "/execucoes/") {
-		t.Fatalf("confirm: %d at %s", r.Status, r.URL.Path)
-	}
-	var id int64
-	fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/execucoes/"), "%d", &id)
-	rec := waitRun(t, srv, id, 120*time.Second)
-	if rec.Status != "done" {
-		t.Fatalf("run ended %s: %s", rec.Status, rec.Message)
-	}
-	res, err := results.Load(filepath.Join(rec.Dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec, res
+	return escolaRunDue(t, srv, c, "dia 10 do próximo mês")
 }
 
 // waitAction waits until desk action id ends and returns it; it fails at

@@ -132,7 +132,8 @@ var schemaV1 = []string{
 }
 
 // Schema is web.db's own tables, step by step (internal/migrate); a new
-// table or column is a new step at the end.
+// table or column is a new step at the end of this list (the steps are
+// listed here, in order, so no file's init can change a step's number).
 var Schema = migrate.Schema{Name: DBFile, Table: "web_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
 	{Name: "tabelas da mesa (8e335f2)", Tx: func(ctx context.Context, tx *sql.Tx) error {
 		for _, s := range schemaV1 {
@@ -143,6 +144,9 @@ var Schema = migrate.Schema{Name: DBFile, Table: "web_schema_version", Dialect: 
 		}
 		return nil
 	}},
+	deskActionsStep,  // 2: the desk's follow-up actions (actions_schema.go)
+	notifyTokensStep, // 3: the accounts' notification addresses (inbox.go)
+	deskReguaStep,    // 4: the desk's régua de cobrança (regua_schema.go)
 }}
 
 // dsn is the modernc SQLite address of path with the pragmas the app uses:

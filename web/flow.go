@@ -42,6 +42,7 @@ func (s *Server) extraRoutes() []route {
 		{"GET /execucoes/{id}/retorno/{nsa}", RoleViewer, s.retornoDownload},
 	}
 	rs = append(rs, s.actionRoutes()...)
+	rs = append(rs, s.reguaRoutes()...)
 	return append(rs, s.adminRoutes()...)
 }
 

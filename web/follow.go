@@ -21,8 +21,9 @@ import (
 // a River periodic job (FollowArgs, every Config.SyncEvery) queues one
 // FollowRunArgs per finished run that still has open charges; that job
 // syncs the run's ledger (pipeline/status), writes its reconciliation as
-// "Atualizar situação" does, and, when the run's job file has a régua (its
-// reminders: section), runs one pass of it (pipeline/remind). The desk
+// "Atualizar situação" does, and runs one pass of the run's régua
+// (pipeline/remind): its job file's reminders: section, else the one the
+// desk sets for it or the desk's default (regua.go). The desk
 // calls the libraries; it re-implements none of their steps.
 
 // DefaultSyncEvery is how often the desk syncs its runs by default.
@@ -30,31 +31,49 @@ const DefaultSyncEvery = time.Hour
 
 const followQueue = "acompanhamento"
 
+// The follow jobs carry the start of the server that queued them (Boot,
+// Server.boot): the data folder's lock says one server works them, so a
+// job still marked running from an earlier start was left by a dead
+// process (kill -9 in the middle of a pass). River would rescue it only
+// after an hour, and while it looks running it would keep its run from
+// being queued again (the jobs are unique while unfinished); with Boot in
+// the unique key the new start queues its own at once, and the old job,
+// when River rescues it, ends without working. The pass it was making is
+// safe to repeat: what it sent or was sending is in the run's
+// lembretes.db (a send left "sending" becomes uncertain, never repeated).
+
 // FollowArgs is the periodic job that queues the syncs.
-type FollowArgs struct{}
+type FollowArgs struct {
+	Boot int64 `json:"boot,omitempty"`
+}
 
 // Kind is River's name for the job.
 func (FollowArgs) Kind() string { return "remessa_acompanhar" }
 
 // InsertOpts: one at a time (a slow tick never piles up behind another).
 func (FollowArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: followQueue, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByState: activeStates}}
+	return river.InsertOpts{Queue: followQueue, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeStates}}
 }
 
 // FollowRunArgs syncs one run and runs its régua.
 type FollowRunArgs struct {
-	Run int64 `json:"run"`
+	Run  int64 `json:"run"`
+	Boot int64 `json:"boot,omitempty"`
 }
 
 // Kind is River's name for the job.
 func (FollowRunArgs) Kind() string { return "remessa_acompanhar_execucao" }
 
-// InsertOpts: unique by run among the jobs not yet finished, so two syncs
-// of one run never go at once and a tick finding one still queued (or
-// snoozed after a 429) adds none.
+// InsertOpts: unique by run (and start) among the jobs not yet finished,
+// so two syncs of one run never go at once and a tick finding one still
+// queued (or snoozed after a 429) adds none.
 func (FollowRunArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: followQueue, MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeStates}}
 }
+
+// stale reports whether a follow job was queued by an earlier start of
+// the server (0: any start, as a test's direct call).
+func (s *Server) stale(boot int64) bool { return boot != 0 && boot != s.boot }
 
 // activeStates are the states of a job not finished yet (River requires
 // the first four in a unique job's states).
@@ -67,6 +86,9 @@ type followWorker struct {
 }
 
 func (w *followWorker) Work(ctx context.Context, job *river.Job[FollowArgs]) error {
+	if w.s.stale(job.Args.Boot) {
+		return nil
+	}
 	_, err := w.s.queueFollows(ctx)
 	return err
 }
@@ -80,6 +102,10 @@ type followRunWorker struct {
 func (w *followRunWorker) Timeout(*river.Job[FollowRunArgs]) time.Duration { return -1 }
 
 func (w *followRunWorker) Work(ctx context.Context, job *river.Job[FollowRunArgs]) error {
+	if w.s.stale(job.Args.Boot) {
+		w.s.log.Info().Int64("execucao", job.Args.Run).Msg("acompanhamento de uma partida anterior do servidor: já substituído")
+		return nil
+	}
 	_, err := w.s.followRun(ctx, job.Args.Run)
 	var ae *api.Error
 	switch {
@@ -113,9 +139,10 @@ func (s *Server) addFollowWorkers(workers *river.Workers, cfg *river.Config) err
 		return err
 	}
 	cfg.Queues[followQueue] = river.QueueConfig{MaxWorkers: 1}
+	s.boot = time.Now().UnixNano()
 	if s.cfg.SyncEvery > 0 {
 		cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(s.cfg.SyncEvery),
-			func() (river.JobArgs, *river.InsertOpts) { return FollowArgs{}, nil }, &river.PeriodicJobOpts{ID: "acompanhar"}))
+			func() (river.JobArgs, *river.InsertOpts) { return FollowArgs{Boot: s.boot}, nil }, &river.PeriodicJobOpts{ID: "acompanhar"}))
 	}
 	return nil
 }
@@ -151,7 +178,7 @@ func (s *Server) queueFollows(ctx context.Context) (int, error) {
 		if !open {
 			continue
 		}
-		res, err := s.river.Insert(ctx, FollowRunArgs{Run: d.id}, nil)
+		res, err := s.river.Insert(ctx, FollowRunArgs{Run: d.id, Boot: s.boot}, nil)
 		if err != nil {
 			return n, fmt.Errorf("acompanhamento da execução %d: %w", d.id, err)
 		}
@@ -190,8 +217,7 @@ func hasOpenCharges(ctx context.Context, dir string) (bool, error) {
 }
 
 // followRun syncs the run's ledger, writes its reconciliation and runs
-// its régua once (when its job file has one); the pass's report is nil
-// without a régua.
+// its régua once (reguaFor); the pass's report is nil without a régua.
 func (s *Server) followRun(ctx context.Context, id int64) (*remind.Report, error) {
 	rec, err := s.loadRun(ctx, id)
 	if err != nil {
@@ -213,9 +239,16 @@ func (s *Server) followRun(ctx context.Context, id int64) (*remind.Report, error
 	if _, _, err := conciliacao.WriteRun(ctx, rec.Dir, sum.Today(), "pt"); err != nil {
 		return nil, err
 	}
-	r, err := remind.JobReminders(ctx, rec.Dir, ro.Getenv)
-	if err != nil || r == nil {
-		return nil, err
+	// the régua: the job file's, else the run's own or the desk's
+	// default (regua.go); one that cannot be used is logged (and shown on
+	// the run page), the sync stands
+	r, src, err := s.reguaFor(ctx, rec, ro.Getenv)
+	if err != nil {
+		s.log.Error().Err(err).Int64("execucao", id).Str("regua", src).Msg("régua de cobrança")
+		return nil, nil
+	}
+	if r == nil {
+		return nil, nil
 	}
 	// the ledger was just synced: the pass decides by the service's time
 	// of that sync (or the desk's own clock when it has one, in tests)
@@ -231,6 +264,6 @@ func (s *Server) followRun(ctx context.Context, id int64) (*remind.Report, error
 	if err != nil {
 		return rep, err
 	}
-	s.log.Info().Int64("execucao", id).Int("enviados", rep.Sent).Int("incertos", rep.Uncertain).Str("nota", rep.Note).Msg("régua de cobrança")
+	s.log.Info().Int64("execucao", id).Str("regua", src).Int("enviados", rep.Sent).Int("incertos", rep.Uncertain).Str("nota", rep.Note).Msg("régua de cobrança")
 	return rep, nil
 }

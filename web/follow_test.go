@@ -157,7 +157,7 @@ func TestFollowRegua(t *testing.T) {
 
 	// the periodic job queues one follow job per run with open charges and
 	// never a second of a run whose job is still waiting
-	pending, err := srv.river.Insert(ctx, FollowRunArgs{Run: rec.ID}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+	pending, err := srv.river.Insert(ctx, FollowRunArgs{Run: rec.ID, Boot: srv.boot}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}

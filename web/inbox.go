@@ -66,9 +66,8 @@ const inboxQueue = "notificacoes"
 // tokenLen is the length of an account's token (32 random bytes, base64url).
 const tokenLen = 43
 
-func init() {
-	Schema.Steps = append(Schema.Steps, migrate.Step{Name: "endereços de notificação das contas", Tx: addNotifyTokens})
-}
+// notifyTokensStep is web.db's step 3 (in Schema's list, db.go).
+var notifyTokensStep = migrate.Step{Name: "endereços de notificação das contas", Tx: addNotifyTokens}
 
 // addNotifyTokens is the web.db step that gives every account its token
 // of the notification endpoints.

@@ -8,11 +8,14 @@ import (
 	"remessa/pipeline/remind"
 )
 
-// reminderView is what the run page shows of the run's régua: whether
-// its job has one, and every reminder decided for its charges
+// reminderView is what the run page shows of the run's régua: the régua
+// that applies (reguaFor: the job file's, the run's own, the desk's
+// default, or none) and every reminder decided for its charges
 // (remind.ReadHistory), grouped by charge.
 type reminderView struct {
-	Has     bool // the run's job file has a reminders: section
+	Has     bool   // a régua applies
+	Source  string // reguaFrom*
+	Problem string // why the régua that applies cannot be used
 	Enabled bool
 	Steps   []string
 	Sends   []reminderRow
@@ -33,22 +36,23 @@ type reminderRow struct {
 	At      string
 }
 
-// reminders reads the run's régua and its history; nil when the run has
-// neither (a run without a régua and never reminded shows nothing).
-func reminders(ctx context.Context, dir string, lang string) *reminderView {
-	hist, err := remind.ReadHistory(ctx, dir)
+// reminders reads the run's régua and its history.
+func (s *Server) reminders(ctx context.Context, rec *runRecord, lang string) *reminderView {
+	hist, err := remind.ReadHistory(ctx, rec.Dir)
 	if err != nil {
 		return nil
 	}
 	v := &reminderView{}
-	if r, err := remind.JobReminders(ctx, dir, noEnv); err == nil && r != nil && len(r.Steps) > 0 {
+	r, src, err := s.reguaFor(ctx, rec, noEnv)
+	v.Source = src
+	if err != nil {
+		v.Problem = err.Error()
+	}
+	if r != nil && len(r.Steps) > 0 {
 		v.Has, v.Enabled = true, r.Enabled
 		for _, st := range r.Steps {
 			v.Steps = append(v.Steps, stepWords(st.Offset, lang)+" · "+tr(lang, "rem.ch."+st.Channel))
 		}
-	}
-	if !v.Has && len(hist) == 0 {
-		return nil
 	}
 	sort.SliceStable(hist, func(i, j int) bool {
 		a, b := hist[i], hist[j]

@@ -52,7 +52,7 @@ var funcs = template.FuncMap{
 func loadPages() (*pages, error) {
 	p := &pages{m: map[string]*template.Template{}}
 	// blocks a page includes, one file each
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/steps.html", "templates/quemdeve.html", "templates/lembretes.html")
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/steps.html", "templates/quemdeve.html", "templates/lembretes.html", "templates/reguaform.html")
 	if err != nil {
 		return nil, fmt.Errorf("modelos: %w", err)
 	}
@@ -62,7 +62,7 @@ func loadPages() (*pages, error) {
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(strings.TrimPrefix(f, "templates/"), ".html")
-		if name == "layout" || name == "steps" || name == "quemdeve" || name == "lembretes" {
+		if name == "layout" || name == "steps" || name == "quemdeve" || name == "lembretes" || name == "reguaform" {
 			continue
 		}
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, f)

@@ -253,7 +253,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, ss *session) {
 		}
 		v.Files = runFiles(rec.Dir)
 		v.Sit = situation(rec.Dir)
-		v.Remind = reminders(r.Context(), rec.Dir, langOf(r))
+		v.Remind = s.reminders(r.Context(), rec, langOf(r))
 		v.Actions = s.runActions(r.Context(), rec.ID)
 		v.Ret = retornos(r, rec.Dir)
 		for _, f := range v.Files {

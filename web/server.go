@@ -104,6 +104,9 @@ type Server struct {
 	// working, so "Cancelar" stops it at once (River's own cancel reaches
 	// the worker too, on its next poll).
 	cancels sync.Map // run id -> context.CancelFunc
+	// boot names this start of the server in its follow jobs (follow.go):
+	// one a dead process left running is not this start's
+	boot int64
 
 	// with Config.DB: the cluster's database and this server's unit worker
 	cw       *run.ClusterWatch

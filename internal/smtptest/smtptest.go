@@ -34,7 +34,7 @@ import (
 
 // The one user and password the server accepts.
 const (
-	User     = "cobranca@escola.example.com"
+	User     = "usuario-smtp@escola.example.com"
 	Password = "s3nha-do-smtp-NAO-LOGAR"
 )
 

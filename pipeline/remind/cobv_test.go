@@ -67,11 +67,12 @@ func TestLateCobvOwedToday(t *testing.T) {
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	ctl := &control.Client{BaseURL: rn.URL}
 	ctx := context.Background()
-	if _, err := ctl.Advance(ctx, control.AdvanceRequest{To: "2027-03-01T09:00:00-03:00"}); err != nil {
-		t.Fatal(err)
-	}
 	out, err := run.Run(ctx, filepath.Join(work, "cobv.yaml"), run.Options{Embedded: rn, RunsDir: filepath.Join(work, "out"), Getenv: getenv})
 	if err != nil || out.ExitCode() != 0 {
+		if err == nil {
+			res, _ := out.LoadResults()
+			t.Fatalf("issue: exit %d, stop %v, totals %+v, rows %+v", out.ExitCode(), out.Stop, out.Results.Totals, res.Rows)
+		}
 		t.Fatalf("issue: %v", err)
 	}
 	if _, err := ctl.Advance(ctx, control.AdvanceRequest{To: "2027-03-08T10:00:00-03:00"}); err != nil {
