@@ -149,3 +149,17 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// BenchmarkReconciliation500 times the reconciliation of a run of 500
+// charges, every format, in the process: what the desk's follow job
+// writes for a school's run at every tick.
+func BenchmarkReconciliation500(b *testing.B) {
+	dir := bigRun(b, 500)
+	day := time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, r, err := conciliacao.WriteRun(context.Background(), dir, day, "pt"); err != nil || !r.Reconcile.OK {
+			b.Fatalf("%v %v", err, r != nil && r.Reconcile.OK)
+		}
+	}
+}

@@ -148,8 +148,18 @@ func openSinks(dir string, r *Reconciliation, lang string) (*sinks, error) {
 	moneyFmt := "#,##0.00"
 	s.money, _ = s.x.NewStyle(&excelize.Style{CustomNumFmt: &moneyFmt})
 	bold, _ := s.x.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
+	// the sheets in their final order (Totais, Quem deve, Linhas) from the
+	// start: moving a sheet or choosing the active one afterwards makes
+	// excelize read every sheet back, the streamed lines included (most
+	// of the writer's time on a run of a few hundred charges)
 	ls := tr(lang, "lines")
-	s.x.SetSheetName("Sheet1", ls)
+	s.x.SetSheetName("Sheet1", tr(lang, "totals"))
+	for _, name := range []string{tr(lang, "who_owes"), ls} {
+		if _, err = s.x.NewSheet(name); err != nil {
+			s.abort()
+			return nil, err
+		}
+	}
 	if s.sw, err = s.x.NewStreamWriter(ls); err != nil {
 		s.abort()
 		return nil, err
@@ -454,16 +464,10 @@ func amountCells(a Amounts) []any {
 
 func reais(c int64) float64 { return float64(c) / 100 }
 
-// summarySheet adds the Totais sheet (totals, months, aging, split and
-// the check) in front of the lines. Money is a number in R$.
+// summarySheet fills the Totais sheet (totals, months, aging, split and
+// the check), in front of the lines. Money is a number in R$.
 func summarySheet(f *excelize.File, r *Reconciliation, lang string, money int) error {
-	sum := tr(lang, "totals")
-	idx, err := f.NewSheet(sum)
-	if err != nil {
-		return err
-	}
-	f.MoveSheet(sum, tr(lang, "lines"))
-	f.SetActiveSheet(idx)
+	sum := tr(lang, "totals") // the first sheet, made by openSinks
 	bold, _ := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
 	row := 1
 	put := func(cells []any, style int) {
@@ -562,14 +566,10 @@ func parcelList(ps []int) string {
 // megabytes); conciliacao-quem-deve.csv and the JSON list them all.
 const sheetOwes = 10_000
 
-// whoOwesSheet adds the Quem deve sheet after the totals: every payer who
+// whoOwesSheet fills the Quem deve sheet after the totals: every payer who
 // owes, the largest amount first.
 func whoOwesSheet(f *excelize.File, r *Reconciliation, lang string, money int) error {
-	name := tr(lang, "who_owes")
-	if _, err := f.NewSheet(name); err != nil {
-		return err
-	}
-	f.MoveSheet(name, tr(lang, "lines"))
+	name := tr(lang, "who_owes") // made by openSinks
 	sw, err := f.NewStreamWriter(name)
 	if err != nil {
 		return err
