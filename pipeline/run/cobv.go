@@ -545,7 +545,7 @@ func (e *executor) fetchBatch(ctx context.Context, b journal.Batch, rows []*jrow
 	id, _ := strconv.ParseInt(b.ID, 10, 64)
 	for page := 0; ; page++ {
 		p := api.ListCobVParams{LoteCobVID: id}
-		p.Inicio, p.Fim = e.window[0], e.opts.now().Add(48*time.Hour)
+		p.Inicio, p.Fim = e.listWindow()
 		p.PaginaAtual, p.ItensPorPagina = page, 1000
 		var pg *api.CobVCodePage
 		for attempt := 0; ; attempt++ {

@@ -188,6 +188,32 @@ func executeWith(ctx context.Context, j *journal.Journal, dir string, opts Optio
 	return out, nil
 }
 
+// listWindow is the time window of the listings that look up what the
+// run created (GET /v1/charges, GET /v2/cobv): from a day before the run
+// began to two days after now, on this machine's clock and the
+// service's both, since the service dates its charges by its own clock
+// (a sandbox moved forward creates them in its future).
+func (e *executor) listWindow() (from, to time.Time) {
+	from, to = e.window[0], e.opts.now().Add(48*time.Hour)
+	if to.Before(e.window[1]) {
+		to = e.window[1]
+	}
+	if e.svc == nil || e.svc.Client == nil {
+		return from, to
+	}
+	r := e.svc.Client.Clock().Reading()
+	if !r.Known {
+		return from, to
+	}
+	if skew := r.Skew(); skew < 0 {
+		from = from.Add(skew)
+	}
+	if svcTo := r.Service.Add(48 * time.Hour); svcTo.After(to) {
+		to = svcTo
+	}
+	return from, to
+}
+
 // drive makes the calls of the run, or of its unit e.unit, and records
 // why it stopped when it did.
 func (e *executor) drive(ctx context.Context) {

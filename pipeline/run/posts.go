@@ -256,11 +256,8 @@ func (e *executor) resolve(ctx context.Context, r *jrow) (bool, error) {
 	q := url.Values{}
 	q.Set("charge_type", ctype)
 	q.Set("custom_id", r.info.CustomID)
-	q.Set("begin_date", e.window[0].In(rules.SaoPaulo).Format("2006-01-02"))
-	end := e.opts.now().Add(48 * time.Hour)
-	if end.Before(e.window[1]) {
-		end = e.window[1]
-	}
+	begin, end := e.listWindow()
+	q.Set("begin_date", begin.In(rules.SaoPaulo).Format("2006-01-02"))
 	q.Set("end_date", end.In(rules.SaoPaulo).Format("2006-01-02"))
 	q.Set("limit", "100")
 	var list []struct {
