@@ -13,7 +13,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"remessa/pipeline/results"
 	"remessa/sandbox/control"
 )
 
@@ -26,26 +25,8 @@ import (
 func TestRetornoOnRunPage(t *testing.T) {
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
-	r := c.postMultipart("/remessas", url.Values{"kind": {"carnets"}, "account": {"1"}},
-		upload{Field: "planilha", Name: "alunos.xlsx", Data: readSample(t, "../samples/escola/alunos.xlsx")})
-	base := strings.TrimSuffix(r.URL.Path, "/colunas")
-	c.postForm(base+"/colunas", nil)
-	r = c.postForm(base+"/configuracao", url.Values{"name": {"Mensalidades 2027"}, "repeats": {"12"}, "due": {"10/12/2026"},
-		"fine": {"2%"}, "interest": {"0,033%"}, "on_invalid": {"stop"}})
-	if !strings.HasSuffix(r.URL.Path, "/validacao") {
-		t.Fatalf("settings: %d at %s", r.Status, r.URL.Path)
-	}
-	if r = c.postForm(base+"/executar", nil); !strings.HasPrefix(r.URL.Path, "/execucoes/") {
-		t.Fatalf("confirm: %d at %s", r.Status, r.URL.Path)
-	}
-	run := waitRun(t, srv, 1, 90*time.Second)
-	if run.Status != "done" {
-		t.Fatalf("run ended %s: %s", run.Status, run.Message)
-	}
-	res, err := results.Load(filepath.Join(run.Dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := escolaRunDue(t, srv, c, "10/12/2026") // run 1
+	var r *response
 	rn, err := srv.embedded()
 	if err != nil {
 		t.Fatal(err)
