@@ -49,6 +49,10 @@ type Plan struct {
 	// Movements is a CNAB remessa's plan of movements other than entries
 	// (pipeline/movements.Plan), for `remessa plan --format json`.
 	Movements json.RawMessage `json:"movements,omitempty"`
+	// MovementsText is that plan as a person reads it (what `remessa plan`
+	// prints), for the question a production run asks before it sends
+	// anything: "" when the file has no movements.
+	MovementsText string `json:"-"`
 	// JobWarnings are warnings about the job file itself (Job.JobWarnings).
 	JobWarnings []JobProblem `json:"job_warnings,omitempty"`
 	// DiscountWindows says which carnet parcels get which conditional

@@ -111,7 +111,12 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	opts.Confirm = func(p *pipeline.Plan) bool {
 		p.WriteText(stderr, *f.lang)
-		fmt.Fprint(stderr, "\nEmitir estas cobranças em PRODUÇÃO? Digite \"sim\" para confirmar: ")
+		q := "\nEmitir estas cobranças em PRODUÇÃO? Digite \"sim\" para confirmar: "
+		if p.MovementsText != "" {
+			fmt.Fprint(stderr, p.MovementsText)
+			q = "\nEmitir estas cobranças e aplicar estes movimentos em PRODUÇÃO? Digite \"sim\" para confirmar: "
+		}
+		fmt.Fprint(stderr, q)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		return strings.EqualFold(strings.TrimSpace(line), "sim") || strings.EqualFold(strings.TrimSpace(line), "yes")
 	}

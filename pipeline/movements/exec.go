@@ -281,6 +281,17 @@ func Run(ctx context.Context, jobPath string, ropts run.Options, aopts actions.O
 		}
 		return out, nil, rerr
 	}
+	if conf := ropts.Confirm; conf != nil && p.Titles > 0 {
+		// production: the person confirms the movements with the entries
+		// (they run after the issuance without asking again)
+		ropts.Confirm = func(pl *pipeline.Plan) bool {
+			var b strings.Builder
+			p.WriteText(&b)
+			pl.MovementsText = b.String()
+			pl.Movements, _ = json.Marshal(p)
+			return conf(pl)
+		}
+	}
 	out, err := run.Run(ctx, jobPath, ropts)
 	if err != nil || out == nil || p.Titles == 0 || ropts.Detach {
 		return out, nil, err
