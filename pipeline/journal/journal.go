@@ -101,7 +101,8 @@ type Journal struct {
 	db    *sql.DB
 	path  string
 	now   func() time.Time
-	stmts [nHot]*sql.Stmt       // hot statements, prepared once
+	smu   sync.Mutex            // guards stmts
+	stmts [nHot]*sql.Stmt       // hot statements, prepared once (prepareHot, hot)
 	codec atomic.Pointer[codec] // nil in a journal written before values were compressed
 	txmu  sync.Mutex            // one Tx at a time, the codec it changes in place when it commits
 
@@ -116,10 +117,12 @@ type Journal struct {
 	rowChunk  []uint32 // by row index, its chunk's id as far as known (0: not known)
 }
 
-// Hot statements: prepared once when the journal opens, and bound to a
-// transaction once per transaction (Tx.stmt), so that a statement run for
-// every row is not parsed again for every row (SQL text given to Exec is
-// prepared on each call).
+// Hot statements: prepared once, before the journal's first transaction
+// (prepareHot; a journal opened only to read, as status, the régua and the
+// desk's pages do, never parses them), and bound to a transaction once per
+// transaction (Tx.stmt), so that a statement run for every row is not
+// parsed again for every row (SQL text given to Exec is prepared on each
+// call).
 const (
 	qIntend = iota
 	qFinish
@@ -221,15 +224,41 @@ func newJournal(db *sql.DB, path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal: %s: %w", path, err)
 	}
 	j.codec.Store(c)
-	for q, text := range hotSQL {
-		st, err := db.Prepare(text)
+	return j, nil
+}
+
+// prepareHot prepares every hot statement not prepared yet. Tx calls it
+// before it begins, because the SQLite journal has one connection: a
+// statement prepared inside a transaction would wait for that transaction.
+func (j *Journal) prepareHot() error {
+	j.smu.Lock()
+	defer j.smu.Unlock()
+	for q := range hotSQL {
+		if j.stmts[q] != nil {
+			continue
+		}
+		st, err := j.db.Prepare(hotSQL[q])
 		if err != nil {
-			j.Close()
-			return nil, fmt.Errorf("journal: %s: %w", path, err)
+			return fmt.Errorf("journal: %s: %w", j.path, err)
 		}
 		j.stmts[q] = st
 	}
-	return j, nil
+	return nil
+}
+
+// hot is hot statement q, prepared now if no transaction prepared it yet
+// (reads outside a transaction).
+func (j *Journal) hot(q int) (*sql.Stmt, error) {
+	j.smu.Lock()
+	defer j.smu.Unlock()
+	if j.stmts[q] == nil {
+		st, err := j.db.Prepare(hotSQL[q])
+		if err != nil {
+			return nil, fmt.Errorf("journal: %s: %w", j.path, err)
+		}
+		j.stmts[q] = st
+	}
+	return j.stmts[q], nil
 }
 
 // stmt is hot statement q bound to tx, bound once per transaction.
@@ -251,11 +280,13 @@ func (j *Journal) Path() string { return j.path }
 
 // Close closes the journal.
 func (j *Journal) Close() error {
+	j.smu.Lock()
 	for _, st := range j.stmts {
 		if st != nil {
 			st.Close()
 		}
 	}
+	j.smu.Unlock()
 	return j.db.Close()
 }
 
@@ -272,6 +303,9 @@ func (j *Journal) rowStamp() int64 { return j.now().UnixMilli() }
 func (j *Journal) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	j.txmu.Lock()
 	defer j.txmu.Unlock()
+	if err := j.prepareHot(); err != nil {
+		return err
+	}
 	t, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("journal: begin: %w", err)

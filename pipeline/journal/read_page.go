@@ -137,7 +137,11 @@ func (j *Journal) ReadPage(ctx context.Context, p Page) (*PageData, error) {
 			ch.rows = j.cachedRows(id)
 		}
 		if ch.rows == nil {
-			if err := j.stmts[qChunk].QueryRowContext(ctx, id).Scan(&ch.data); err != nil {
+			st, err := j.hot(qChunk)
+			if err != nil {
+				return nil, err
+			}
+			if err := st.QueryRowContext(ctx, id).Scan(&ch.data); err != nil {
 				return nil, wrap(fmt.Sprintf("row %d", x.r.Index), err)
 			}
 		}
