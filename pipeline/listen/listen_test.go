@@ -334,7 +334,7 @@ func TestCarnetsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitOutbox(t, ctl)
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	for deadline := waitLimit(t); ; {
 		st, err := srv.L.Stats(ctx)
 		if err != nil {
 			t.Fatal(err)
