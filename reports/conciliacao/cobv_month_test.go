@@ -19,7 +19,9 @@ func half(num, den int64) int64 { return (2*num + den) / (2 * den) }
 // TestReconciliationCobvMonth: the association's 2,500 cobv (samples/mensal:
 // multa 2 %, juros 1 % a.m., R$ 10,00 off until 5 days before the due
 // date). 70 % pay today, early, with the discount; then the clock moves to
-// 15 days after the due date and 10 % pay late, with multa and juros. As
+// 15 days after the due date and 10 % pay late, with multa and juros from
+// the due date or, when it falls on a weekend or holiday, the next
+// business day. As
 // of that day the rest is overdue 15 days. Every total is computed here
 // from the rows' values, not by the code under test.
 func TestReconciliationCobvMonth(t *testing.T) {
@@ -49,6 +51,10 @@ func TestReconciliationCobvMonth(t *testing.T) {
 		}
 	}
 	asOf := due.AddDate(0, 0, 15)
+	// a due date on a weekend or holiday rolls to the next business day
+	// (real-service.md 2.2): juros run from that day (10/01/2027 is a
+	// Sunday: 14 days to 25/01, not 15)
+	lateDays := int64(asOf.Sub(businessDay(due)).Hours() / 24)
 	if _, err := ctl.Advance(ctx, control.AdvanceRequest{To: asOf.Format("2006-01-02")}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +64,9 @@ func TestReconciliationCobvMonth(t *testing.T) {
 			if _, err := ctl.PayPix(ctx, r.Txid, ""); err != nil {
 				t.Fatalf("pay late %s: %v", r.Txid, err)
 			}
-			// multa 2 % of the original; juros 1 % a month over 15 of 30 days = 0,5 %
-			m, j := half(r.AmountCents*2, 100), half(r.AmountCents*1*15, 100*30)
+			// multa 2 % of the original; juros 1 % a month over the days
+			// late of 30 (15 days: 0,5 %)
+			m, j := half(r.AmountCents*2, 100), half(r.AmountCents*1*lateDays, 100*30)
 			received += r.AmountCents + m + j
 			fine += m + j
 			late++
