@@ -6,7 +6,6 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 )
@@ -236,7 +235,7 @@ func Load(path string) (*Results, error) {
 		return nil, err
 	}
 	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := Decode(b, &r); err != nil {
 		return nil, fmt.Errorf("results: %s: %w", path, err)
 	}
 	if r.Version != FileVersion {

@@ -1,34 +1,22 @@
 package run
 
 import (
-	"encoding/json"
-	"errors"
-
 	"remessa/internal/jsonscan"
 	"remessa/pipeline/results"
 )
 
 // unmarshalRow decodes a journaled row's description or result (what
 // json.Marshal wrote of a results.Row) into *r, which must be zero, as
-// json.Unmarshal does. The fields' own names are read in one pass with a
-// jsonscan.Scanner (which checks the text and decodes strings as
-// encoding/json does), about three times faster than json.Unmarshal (which
-// checks the whole text before decoding it); this file holds only the
-// mapping of names to fields. Anything else (another name or one that
-// differs in case, null, a number that is not an integer, a list given
-// twice, text the Scanner refuses) is left to json.Unmarshal, from a zero
-// row again (TestUnmarshalRow, FuzzUnmarshalRow).
-func unmarshalRow(b []byte, r *results.Row) error {
-	s := jsonscan.NewShared(b) // a row keeps most of its text
-	if readRow(&s, r) == nil && s.End() == nil {
-		return nil
-	}
-	*r = results.Row{}
-	return json.Unmarshal(b, r)
-}
+// json.Unmarshal does: results.DecodeRow, one pass with a
+// jsonscan.Scanner and encoding/json for anything else (TestUnmarshalRow,
+// FuzzUnmarshalRow).
+func unmarshalRow(b []byte, r *results.Row) error { return results.DecodeRow(b, r) }
 
-// errRowSlow is a row readRow leaves to json.Unmarshal.
-var errRowSlow = errors.New("run: linha a decodificar por encoding/json")
+// readRow is results.ScanRow.
+func readRow(s *jsonscan.Scanner, r *results.Row) error { return results.ScanRow(s, r) }
+
+// errRowSlow is what the readers of this package leave to json.Unmarshal.
+var errRowSlow = results.ErrSlow
 
 func intTo(s *jsonscan.Scanner, p *int) error {
 	v, err := s.Int()
@@ -49,148 +37,4 @@ func strTo(s *jsonscan.Scanner, p *string) error {
 	v, err := s.Str()
 	*p = v
 	return err
-}
-
-// list reads a list into *l, which must be nil (json.Unmarshal decodes a
-// list given again into the elements it has), with elem reading each
-// element into its place.
-func list[T any](s *jsonscan.Scanner, l *[]T, elem func(*T) error) error {
-	if *l != nil {
-		return errRowSlow
-	}
-	*l = []T{}
-	return s.Array(func() error {
-		*l = append(*l, *new(T))
-		return elem(&(*l)[len(*l)-1])
-	})
-}
-
-func readRow(s *jsonscan.Scanner, r *results.Row) error {
-	return s.Object(func(name []byte) error {
-		switch string(name) {
-		case "index":
-			return intTo(s, &r.Index)
-		case "source_row":
-			return intTo(s, &r.SourceRow)
-		case "key":
-			return strTo(s, &r.Key)
-		case "payer_name":
-			return strTo(s, &r.PayerName)
-		case "payer_document":
-			return strTo(s, &r.PayerDoc)
-		case "outcome":
-			v, err := s.Str()
-			r.Outcome = results.Outcome(v)
-			return err
-		case "amount_cents":
-			return int64To(s, &r.AmountCents)
-		case "due_date":
-			return strTo(s, &r.DueDate)
-		case "custom_id":
-			return strTo(s, &r.CustomID)
-		case "carnet_id":
-			return int64To(s, &r.CarnetID)
-		case "charge_ids":
-			return list(s, &r.ChargeIDs, func(p *int64) error { return int64To(s, p) })
-		case "txid":
-			return strTo(s, &r.Txid)
-		case "batch_id":
-			return strTo(s, &r.BatchID)
-		case "link":
-			return strTo(s, &r.Link)
-		case "pdf":
-			return strTo(s, &r.PDF)
-		case "cover":
-			return strTo(s, &r.Cover)
-		case "typed_line":
-			return strTo(s, &r.TypedLine)
-		case "barcode":
-			return strTo(s, &r.Barcode)
-		case "pix_copia_e_cola":
-			return strTo(s, &r.PixCopiaECola)
-		case "location":
-			return strTo(s, &r.Location)
-		case "parcels":
-			return list(s, &r.Parcels, func(p *results.Parcel) error { return readParcel(s, p) })
-		case "split":
-			return list(s, &r.Split, func(sh *results.Share) error { return readShare(s, sh) })
-		case "problems":
-			return list(s, &r.Problems, func(p *results.Problem) error { return readProblem(s, p) })
-		}
-		return errRowSlow
-	})
-}
-
-func readParcel(s *jsonscan.Scanner, p *results.Parcel) error {
-	return s.Object(func(name []byte) error {
-		switch string(name) {
-		case "number":
-			return intTo(s, &p.Number)
-		case "charge_id":
-			return int64To(s, &p.ChargeID)
-		case "due_date":
-			return strTo(s, &p.DueDate)
-		case "value_cents":
-			return int64To(s, &p.ValueCents)
-		case "status":
-			return strTo(s, &p.Status)
-		case "typed_line":
-			return strTo(s, &p.TypedLine)
-		case "barcode":
-			return strTo(s, &p.Barcode)
-		case "pix_copia_e_cola":
-			return strTo(s, &p.PixCopiaECola)
-		case "link":
-			return strTo(s, &p.Link)
-		case "pdf":
-			return strTo(s, &p.PDF)
-		case "split":
-			return list(s, &p.Split, func(sh *results.Share) error { return readShare(s, sh) })
-		}
-		return errRowSlow
-	})
-}
-
-func readShare(s *jsonscan.Scanner, sh *results.Share) error {
-	return s.Object(func(name []byte) error {
-		switch string(name) {
-		case "recipient":
-			return strTo(s, &sh.Recipient)
-		case "own":
-			v, err := s.Bool()
-			sh.Own = v
-			return err
-		case "due_month":
-			return strTo(s, &sh.DueMonth)
-		case "amount_cents":
-			return int64To(s, &sh.AmountCents)
-		}
-		return errRowSlow
-	})
-}
-
-func readProblem(s *jsonscan.Scanner, p *results.Problem) error {
-	return s.Object(func(name []byte) error {
-		switch string(name) {
-		case "code":
-			return strTo(s, &p.Code)
-		case "field":
-			return strTo(s, &p.Field)
-		case "column":
-			return strTo(s, &p.Column)
-		case "header":
-			return strTo(s, &p.Header)
-		case "value":
-			return strTo(s, &p.Value)
-		case "message":
-			return strTo(s, &p.Message)
-		case "message_en":
-			return strTo(s, &p.MessageEN)
-		case "action":
-			return strTo(s, &p.Action)
-		case "action_en":
-			return strTo(s, &p.ActionEN)
-		}
-		return errRowSlow
-	})
 }
