@@ -14,9 +14,10 @@ import (
 // with blanks; dates DDMMAAAA or DDMMAA; values with their decimals), fixed
 // fields carry their fixed value, unlisted positions are blank.
 type Record struct {
-	l    *Layout
-	rec  string
-	line []byte
+	l      *Layout
+	rec    string
+	line   []byte
+	fields map[string]*Field // the record's fields by name (l.byName[rec]): one look-up a field set
 }
 
 // NewRecord starts record rec of layout l.
@@ -25,7 +26,7 @@ func NewRecord(l *Layout, rec string) (*Record, error) {
 	if !ok {
 		return nil, fmt.Errorf("cnab: layout %s has no record %q", l.Name, rec)
 	}
-	r := &Record{l: l, rec: rec, line: []byte(strings.Repeat(" ", l.LineLen))}
+	r := &Record{l: l, rec: rec, line: []byte(strings.Repeat(" ", l.LineLen)), fields: l.byName[rec]}
 	for i := range fs {
 		f := &fs[i]
 		switch {
@@ -39,7 +40,7 @@ func NewRecord(l *Layout, rec string) (*Record, error) {
 }
 
 func (r *Record) field(name string) (*Field, error) {
-	f := r.l.Field(r.rec, name)
+	f := r.fields[name]
 	if f == nil {
 		return nil, fmt.Errorf("cnab: record %s of layout %s has no field %q", r.rec, r.l.Name, name)
 	}
@@ -154,13 +155,36 @@ func (r *Record) Date(name string, t time.Time) error {
 	return fmt.Errorf("cnab: %s.%s is not a date (%q)", r.rec, name, f.Format)
 }
 
+// DateOf sets a date field from a year, month and day already checked
+// (a real date, year 1..9999): Date without formatting a time.Time, for
+// the writers that set hundreds of thousands of them.
+func (r *Record) DateOf(name string, year, month, day int) error {
+	f, err := r.field(name)
+	if err != nil {
+		return err
+	}
+	var b [8]byte
+	b[0], b[1] = byte('0'+day/10), byte('0'+day%10)
+	b[2], b[3] = byte('0'+month/10), byte('0'+month%10)
+	y := year % 10000
+	b[4], b[5], b[6], b[7] = byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10)
+	switch f.Format {
+	case "data8":
+		return putDigits(r, f, b[:])
+	case "data6":
+		b[4], b[5] = b[6], b[7]
+		return putDigits(r, f, b[:6])
+	}
+	return fmt.Errorf("cnab: %s.%s is not a date (%q)", r.rec, name, f.Format)
+}
+
 // Bytes returns the line, without its line ending.
 func (r *Record) Bytes() []byte { return r.line }
 
 // CopyFrom makes r's line src's (the same layout's same record: a record
 // reused line after line, reset from one filled with what they share).
 func (r *Record) CopyFrom(src *Record) {
-	r.l, r.rec = src.l, src.rec
+	r.l, r.rec, r.fields = src.l, src.rec, src.fields
 	r.line = append(r.line[:0], src.line...)
 }
 
@@ -168,5 +192,5 @@ func (r *Record) CopyFrom(src *Record) {
 // lines share (the company's fields of a retorno's details), copied for
 // each line.
 func (r *Record) Clone() *Record {
-	return &Record{l: r.l, rec: r.rec, line: append([]byte(nil), r.line...)}
+	return &Record{l: r.l, rec: r.rec, line: append([]byte(nil), r.line...), fields: r.fields}
 }

@@ -72,3 +72,36 @@ func TestWriteRetorno240(t *testing.T) {
 		t.Error("P in the retorno layout")
 	}
 }
+
+// TestDateOf: DateOf writes what Date writes of the same day, in a data8
+// field (CNAB 240's vencimento) and a data6 one (CNAB 400's), and refuses
+// a field that is not a date.
+func TestDateOf(t *testing.T) {
+	for _, c := range []struct{ table, rec, field, want string }{
+		{"febraban240-retorno", "3T", "vencimento", "09032027"},
+		{"bradesco400-retorno", "1", "vencimento", "090327"},
+	} {
+		a, err := NewRecord(MustGet(c.table), c.rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := NewRecord(MustGet(c.table), c.rec)
+		if err := a.DateOf(c.field, 2027, 3, 9); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Date(c.field, time.Date(2027, 3, 9, 0, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+		if string(a.Bytes()) != string(b.Bytes()) {
+			t.Fatalf("%s: DateOf and Date differ:\n%s\n%s", c.table, a.Bytes(), b.Bytes())
+		}
+		f := MustGet(c.table).Field(c.rec, c.field)
+		if got := string(a.Bytes()[f.Start-1 : f.End]); got != c.want {
+			t.Fatalf("%s: %q, want %q", c.table, got, c.want)
+		}
+	}
+	r, _ := NewRecord(MustGet("febraban240-retorno"), "3T")
+	if err := r.DateOf("valor", 2027, 3, 9); err == nil || !strings.Contains(err.Error(), "not a date") {
+		t.Fatalf("a value field took a date: %v", err)
+	}
+}

@@ -239,7 +239,8 @@ func write(ctx context.Context, dir string, res *results.Results, echo *Echo, sp
 	n := 0
 	col := newCollector(res, echo, spec, o.Lang)
 	today := rules.Today(at)
-	err = col.run(ctx, dir, today, func(e *Entry) error {
+	produce := func(ctx context.Context, fn func(*Entry) error) error { return col.run(ctx, dir, today, fn) }
+	err = pipelined(ctx, produce, func(e *Entry) error {
 		if done[e.Key] {
 			return nil
 		}

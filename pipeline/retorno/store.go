@@ -215,15 +215,11 @@ type recorder struct {
 }
 
 func (r *recorder) add(e *Entry) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
 	if r.inPart > 0 {
 		r.buf = append(r.buf, '\n')
 		r.keys = append(r.keys, '\n')
 	}
-	r.buf = append(r.buf, b...)
+	r.buf = appendEntry(r.buf, e)
 	r.keys = append(r.keys, e.Key...)
 	r.inPart++
 	if r.inPart == partSize {

@@ -31,6 +31,7 @@ type fileWriter struct {
 	skipped int               // entries whose event the layout cannot say
 	base    map[string]*cnab.Record
 	work    map[string]*cnab.Record // the detail records reused line after line
+	dates   map[string]ymd          // the dates read, by their YYYY-MM-DD (a run has few)
 
 	// CNAB 240: the batch being written (its number, records, titles, value)
 	batch                     int
@@ -63,7 +64,7 @@ func newFileWriter(spec *layoutSpec, w io.Writer, echo *Echo, nsa int, at time.T
 	}
 	return &fileWriter{spec: spec, l: spec.layout(), w: bufio.NewWriterSize(w, 64<<10), echo: echo, nsa: nsa,
 		at: at.In(rules.SaoPaulo), bank: bank, byCode: map[string]*tally{}, base: map[string]*cnab.Record{},
-		work: map[string]*cnab.Record{}}
+		work: map[string]*cnab.Record{}, dates: map[string]ymd{}}
 }
 
 // detail starts a detail record: a copy of the record filled once with
@@ -244,9 +245,13 @@ func nosso(e *Entry, f *cnab.Field) string {
 // recw sets a record's fields, keeping the first error (no closure a
 // field: a retorno of 100,000 titles sets millions of them).
 type recw struct {
-	r   *cnab.Record
-	err error
+	r     *cnab.Record
+	err   error
+	dates map[string]ymd
 }
+
+// ymd is a checked date.
+type ymd struct{ y, m, d int }
 
 func (w *recw) text(name, v string) {
 	if w.err == nil {
@@ -265,12 +270,19 @@ func (w *recw) date(name, iso string) {
 	if w.err != nil || iso == "" {
 		return
 	}
-	t, err := rules.ParseISODate(iso)
-	if err != nil {
-		w.err = fmt.Errorf("retorno: data %q: %w", iso, err)
-		return
+	d, ok := w.dates[iso]
+	if !ok {
+		t, err := rules.ParseISODate(iso)
+		if err != nil {
+			w.err = fmt.Errorf("retorno: data %q: %w", iso, err)
+			return
+		}
+		d = ymd{t.Year(), int(t.Month()), t.Day()}
+		if w.dates != nil && len(w.dates) < 4096 {
+			w.dates[iso] = d
+		}
 	}
-	w.err = w.r.Date(name, t)
+	w.err = w.r.DateOf(name, d.y, d.m, d.d)
 }
 
 func (fw *fileWriter) entry240(e *Entry) error {
@@ -280,7 +292,7 @@ func (fw *fileWriter) entry240(e *Entry) error {
 	if err != nil {
 		return err
 	}
-	w := recw{r: t}
+	w := recw{r: t, dates: fw.dates}
 	w.num("lote", int64(fw.batch))
 	w.num("sequencial", int64(fw.batchDetails))
 	w.text("movimento", e.Code)
@@ -305,7 +317,7 @@ func (fw *fileWriter) entry240(e *Entry) error {
 	if err != nil {
 		return err
 	}
-	w = recw{r: u}
+	w = recw{r: u, dates: fw.dates}
 	w.num("lote", int64(fw.batch))
 	w.num("sequencial", int64(fw.batchDetails))
 	w.text("movimento", e.Code)
@@ -334,7 +346,7 @@ func (fw *fileWriter) entry400(e *Entry) error {
 	if e.Event == EventEstorno {
 		paid = e.Refunded
 	}
-	w := recw{r: r}
+	w := recw{r: r, dates: fw.dates}
 	w.text("movimento", e.Code)
 	w.date("data_ocorrencia", e.Occurred)
 	w.text("seu_numero", e.SeuNumero)
