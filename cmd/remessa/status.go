@@ -130,6 +130,9 @@ func writeStatus(w io.Writer, s *status.Summary, lang string) {
 		line("overdue", s.Overdue)
 		line("cancelled", s.Cancel)
 		line("refunded", s.Refunded)
+		if s.Rebate.Count > 0 {
+			line("rebate changed (cobv)", s.Rebate)
+		}
 		return
 	}
 	kinds := map[string]string{"carnets": "carnês", "cobv": "Pix com vencimento", "boletos": "boletos"}
@@ -141,4 +144,7 @@ func writeStatus(w io.Writer, s *status.Summary, lang string) {
 	line("vencidas", s.Overdue)
 	line("canceladas", s.Cancel)
 	line("devolvidas", s.Refunded)
+	if s.Rebate.Count > 0 {
+		line("abatimento alterado", s.Rebate) // cobv, at the abatimento each has now
+	}
 }

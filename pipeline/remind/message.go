@@ -7,6 +7,7 @@ import (
 
 	"remessa/pipeline"
 	"remessa/pipeline/status"
+	"remessa/reports/conciliacao"
 	"remessa/rules"
 )
 
@@ -23,7 +24,8 @@ func owedToday(c *status.Charge, ri rowInfo, today time.Time) int64 {
 	if err != nil {
 		return c.ValueCents
 	}
-	v, err := ri.terms.AmountDue(c.ValueCents, c.Parcel, due, today)
+	// a cobv's abatimento as changed after issuance (an abatimento action)
+	v, err := conciliacao.WithRebate(c, ri.terms).AmountDue(c.ValueCents, c.Parcel, due, today)
 	if err != nil {
 		return c.ValueCents
 	}

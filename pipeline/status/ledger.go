@@ -66,13 +66,30 @@ type Charge struct {
 	Method      string
 	RefundCents int64 // given back (Pix devoluções, card refunds)
 	UpdatedAt   string
+	// RebateSet says the cobv's abatimento was changed after issuance (an
+	// abatimento action, a remessa's 04/05): RebateCents is then the
+	// abatimento now, a fixed value (0: none). Unset, the abatimento is
+	// the one the charge was issued with (its terms in the run's journal).
+	RebateSet   bool
+	RebateCents int64
 }
 
 // LedgerSchema is situacao.db's tables, step by step (internal/migrate);
 // step 1 is what the binary of 8e335f2 made, frozen.
 var LedgerSchema = migrate.Schema{Name: FileName, Table: "situacao_schema_version", Dialect: migrate.SQLite, Steps: []migrate.Step{
 	{Name: "cobranças, eventos e meta (8e335f2)", SQL: strings.Join(ledgerV1, ";\n")},
+	{Name: "abatimento de cada cobv alterado depois de emitida, e nos eventos", SQL: strings.Join(ledgerV2, ";\n")},
 }}
+
+// ledgerV2 is step 2: a cobv's abatimento changed after issuance.
+// charges.rebate_cents is the abatimento now (NULL: as issued); an event
+// of a change has rebate_cents (the new one, 0 removed) and rebate_before
+// (the one it replaced, NULL when unknown); other events have both NULL.
+var ledgerV2 = []string{
+	`ALTER TABLE charges ADD COLUMN rebate_cents INTEGER`,
+	`ALTER TABLE events ADD COLUMN rebate_cents INTEGER`,
+	`ALTER TABLE events ADD COLUMN rebate_before INTEGER`,
+}
 
 var ledgerV1 = []string{
 	`CREATE TABLE IF NOT EXISTS charges (
@@ -218,6 +235,24 @@ type Observation struct {
 	// change_due_date action): the charge keeps its state and an event
 	// records the change.
 	Due string
+	// Rebate, with State empty, is a cobv's new abatimento and nothing
+	// else (an abatimento action): the charge keeps its state and an event
+	// records the change.
+	Rebate *Rebate `json:",omitempty"`
+}
+
+// Rebate is a change of a cobv's abatimento: Cents the new one, a fixed
+// value (0: removed), Before the one it replaced (-1 when unknown).
+type Rebate struct {
+	Before, Cents int64
+}
+
+// RebateEvent is one recorded change of a cobv's abatimento.
+type RebateEvent struct {
+	ID     int64
+	Key    string
+	Rebate Rebate
+	SeenAt string
 }
 
 // apply records an observation: the charge's current state, and an event
@@ -233,6 +268,9 @@ func apply(ctx context.Context, tx *sql.Tx, o Observation, seenAt, source string
 	}
 	if err != nil {
 		return false, err
+	}
+	if o.State == "" && o.Rebate != nil {
+		return applyRebate(ctx, tx, o, cur, seenAt, source)
 	}
 	if o.State == "" && o.Due != "" {
 		return applyDue(ctx, tx, o, cur, seenAt, source)
@@ -266,6 +304,46 @@ func applyDue(ctx context.Context, tx *sql.Tx, o, cur Observation, seenAt, sourc
 	return err == nil, err
 }
 
+// applyRebate records a new abatimento of a charge that keeps its state
+// (none when it already has that abatimento).
+func applyRebate(ctx context.Context, tx *sql.Tx, o, cur Observation, seenAt, source string) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE charges SET rebate_cents = ?, updated_at = ? WHERE key = ? AND (rebate_cents IS NULL OR rebate_cents <> ?)`,
+		o.Rebate.Cents, seenAt, o.Key, o.Rebate.Cents)
+	if err != nil {
+		return false, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	var before any
+	if o.Rebate.Before >= 0 {
+		before = o.Rebate.Before
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO events (key, status, state, paid_cents, paid_at, method, refund_cents, seen_at, source, rebate_cents, rebate_before)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.Key, cur.Status, cur.State, cur.PaidCents, cur.PaidAt, cur.Method, cur.RefundCents, seenAt, source, o.Rebate.Cents, before)
+	return err == nil, err
+}
+
+// RebateEvents returns the recorded changes of abatimento by charge key,
+// each charge's in the order they were seen.
+func (l *Ledger) RebateEvents(ctx context.Context) (map[string][]RebateEvent, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT id, key, rebate_cents, coalesce(rebate_before, -1), seen_at FROM events WHERE rebate_cents IS NOT NULL ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]RebateEvent{}
+	for rows.Next() {
+		var e RebateEvent
+		if err := rows.Scan(&e.ID, &e.Key, &e.Rebate.Cents, &e.Rebate.Before, &e.SeenAt); err != nil {
+			return nil, err
+		}
+		out[e.Key] = append(out[e.Key], e)
+	}
+	return out, rows.Err()
+}
+
 // rank orders states: a charge goes open → paid/settled/cancelled →
 // refunded, never back.
 func rank(state string) int {
@@ -292,7 +370,7 @@ func (l *Ledger) Charges(ctx context.Context) ([]Charge, error) {
 // is read in constant memory.
 func (l *Ledger) EachCharge(ctx context.Context, fn func(*Charge) error) error {
 	rows, err := l.db.QueryContext(ctx, `SELECT key, row_index, source_row, row_key, payer, parcel, carnet_id, charge_id, txid, due, value_cents,
-		status, state, paid_cents, paid_at, method, refund_cents, updated_at FROM charges ORDER BY row_index, parcel`)
+		status, state, paid_cents, paid_at, method, refund_cents, updated_at, coalesce(rebate_cents, -1) FROM charges ORDER BY row_index, parcel`)
 	if err != nil {
 		return err
 	}
@@ -300,8 +378,12 @@ func (l *Ledger) EachCharge(ctx context.Context, fn func(*Charge) error) error {
 	var c Charge
 	for rows.Next() {
 		if err := rows.Scan(&c.Key, &c.RowIndex, &c.SourceRow, &c.RowKey, &c.Payer, &c.Parcel, &c.CarnetID, &c.ChargeID, &c.Txid, &c.Due,
-			&c.ValueCents, &c.Status, &c.State, &c.PaidCents, &c.PaidAt, &c.Method, &c.RefundCents, &c.UpdatedAt); err != nil {
+			&c.ValueCents, &c.Status, &c.State, &c.PaidCents, &c.PaidAt, &c.Method, &c.RefundCents, &c.UpdatedAt, &c.RebateCents); err != nil {
 			return err
+		}
+		c.RebateSet = c.RebateCents >= 0
+		if !c.RebateSet {
+			c.RebateCents = 0
 		}
 		if err := fn(&c); err != nil {
 			return err

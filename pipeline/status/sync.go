@@ -64,6 +64,10 @@ type Summary struct {
 	Settled     Tally  `json:"settled"`  // of Received: paid outside the bank
 	Cancel      Tally  `json:"cancelled"`
 	Refunded    Tally  `json:"refunded"`
+	// Rebate counts the cobv whose abatimento was changed after issuance
+	// (an abatimento action, a remessa's 04/05), at their abatimento now
+	// (0 when removed).
+	Rebate Tally `json:"rebate_changed"`
 }
 
 // Summarize counts charges as of today (São Paulo).
@@ -73,6 +77,9 @@ func Summarize(cs []Charge, today time.Time) Summary {
 	for _, c := range cs {
 		s.Charges++
 		s.Issued.add(c.ValueCents)
+		if c.RebateSet {
+			s.Rebate.add(c.RebateCents)
+		}
 		switch c.State {
 		case StatePaid, StateSettled:
 			s.Received.add(c.PaidCents - c.RefundCents)

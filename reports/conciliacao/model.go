@@ -207,6 +207,7 @@ func (a *accumulator) close(r *Reconciliation) {
 // line classifies one charge of the ledger with its row's terms (nil when
 // unknown) as of today.
 func line(c *status.Charge, t *Terms, today time.Time) Line {
+	t = WithRebate(c, t)
 	l := Line{SourceRow: c.SourceRow, Key: c.RowKey, Payer: c.Payer, Parcel: c.Parcel, Due: c.Due, Expected: c.ValueCents,
 		State: c.State, Status: c.Status, Method: c.Method, Refunded: c.RefundCents, row: c.RowIndex, terms: t}
 	l.Charge = c.Txid
@@ -320,6 +321,21 @@ func lineName(l *Line) string {
 		s += fmt.Sprintf(", parcela %d", l.Parcel)
 	}
 	return s
+}
+
+// WithRebate is t with the cobv's abatimento as changed after issuance
+// (an abatimento action, a remessa's 04/05: status.Charge.RebateSet), a
+// fixed value, or none when it was removed; t itself otherwise.
+func WithRebate(c *status.Charge, t *Terms) *Terms {
+	if !c.RebateSet || t == nil || !t.Cobv {
+		return t
+	}
+	n := *t
+	n.Pix.Abatimento = nil
+	if c.RebateCents > 0 {
+		n.Pix.Abatimento = &rules.CobvRule{Modalidade: 1, ValorPerc: c.RebateCents}
+	}
+	return &n
 }
 
 // paidDay is the São Paulo date of a payment time (RFC 3339) or date.
