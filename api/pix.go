@@ -121,6 +121,21 @@ func (c *Client) PatchCobV(ctx context.Context, txid string, req CobPatch) (*Cob
 	return pixCall[Cob](ctx, c, http.MethodPatch, "/v2/cobv/"+esc(txid), req)
 }
 
+// PatchCobVAbatimento sets a due-date charge's valor.abatimento to a
+// fixed value of cents (modalidade 1), or removes it when cents is 0: the
+// PATCH is partial and a member set to null is removed (a merge patch,
+// RFC 7386), which CobPatch, whose empty members are left out, cannot say.
+func (c *Client) PatchCobVAbatimento(ctx context.Context, txid string, cents int64) (*Cob, error) {
+	if cents < 0 {
+		return nil, fmt.Errorf("abatimento negativo: %d centavos", cents)
+	}
+	body := json.RawMessage(`{"valor":{"abatimento":null}}`)
+	if cents > 0 {
+		body = json.RawMessage(fmt.Sprintf(`{"valor":{"abatimento":{"modalidade":1,"valorPerc":"%d.%02d"}}}`, cents/100, cents%100))
+	}
+	return pixCall[Cob](ctx, c, http.MethodPatch, "/v2/cobv/"+esc(txid), body)
+}
+
 // GetCobV returns a due-date charge (a batch item still processing or
 // denied is not a charge: 404).
 func (c *Client) GetCobV(ctx context.Context, txid string) (*Cob, error) {

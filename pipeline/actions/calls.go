@@ -10,6 +10,7 @@ import (
 
 	"remessa/api"
 	"remessa/pipeline/status"
+	"remessa/rules"
 )
 
 func alreadyReason(kind string) string {
@@ -20,6 +21,8 @@ func alreadyReason(kind string) string {
 		return "não se aplica: já paga"
 	case ChangeDueDate:
 		return "não se aplica: já vence na nova data"
+	case Abatimento:
+		return "não se aplica: já tem esse abatimento"
 	}
 	return "não se aplica"
 }
@@ -77,6 +80,11 @@ func (e *executor) call(ctx context.Context, it Item) error {
 			_, err := c.PatchCobV(ctx, it.Txid, api.CobPatch{Calendario: &api.PixCalendario{DataDeVencimento: it.Charges[0].NewDue}})
 			return err
 		}
+	case Abatimento:
+		if it.Target == TargetCobv {
+			_, err := c.PatchCobVAbatimento(ctx, it.Txid, it.Charges[0].NewRebate)
+			return err
+		}
 	case Resend:
 		switch it.Target {
 		case TargetCarnet:
@@ -100,6 +108,7 @@ type look struct {
 // chargeNow is one charge as the service shows it now.
 type chargeNow struct {
 	status, due string
+	rebate      int64 // a cobv's abatimento in cents (0 none, -1 a percentage)
 	obs         status.Observation
 }
 
@@ -133,7 +142,7 @@ func (e *executor) lookup(ctx context.Context, it Item) (look, error) {
 		if err != nil {
 			return look{}, err
 		}
-		now[status.KeyOfCobv(it.Txid)] = chargeNow{status: cb.Status, due: cb.Calendario.DataDeVencimento,
+		now[status.KeyOfCobv(it.Txid)] = chargeNow{status: cb.Status, due: cb.Calendario.DataDeVencimento, rebate: rebateOf(cb),
 			obs: status.CobvObservation(it.Txid, cb.Status, cb.Pix)}
 	}
 	var lk look
@@ -152,6 +161,12 @@ func (e *executor) lookup(ctx context.Context, it Item) (look, error) {
 			lk.obs = append(lk.obs, status.Observation{Key: ref.Key, Due: ref.NewDue})
 			continue
 		case it.Kind == ChangeDueDate && state == status.StateOpen:
+			open++
+		case it.Kind == Abatimento && state == status.StateOpen && cur.rebate == ref.NewRebate:
+			applied++
+			lk.obs = append(lk.obs, rebateObservation(ref))
+			continue
+		case it.Kind == Abatimento && state == status.StateOpen:
 			open++
 		case it.Kind == Cancel && state == status.StateCancelled, it.Kind == Settle && state == status.StateSettled:
 			applied++
@@ -183,6 +198,8 @@ func expected(it Item) []status.Observation {
 		switch it.Kind {
 		case ChangeDueDate:
 			obs = append(obs, status.Observation{Key: ref.Key, Due: ref.NewDue})
+		case Abatimento:
+			obs = append(obs, rebateObservation(ref))
 		case Cancel:
 			st := "canceled"
 			if ref.Txid != "" {
@@ -194,6 +211,28 @@ func expected(it Item) []status.Observation {
 		}
 	}
 	return obs
+}
+
+// rebateOf is a cobv's abatimento in cents: 0 none, -1 a percentage (or
+// a value that does not read).
+func rebateOf(cb *api.Cob) int64 {
+	a := cb.Valor.Abatimento
+	if a == nil {
+		return 0
+	}
+	if a.Modalidade != 1 {
+		return -1
+	}
+	n, err := rules.ParsePixAmount(a.ValorPerc)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// rebateObservation is the ledger's record of an abatimento item done.
+func rebateObservation(ref ChargeRef) status.Observation {
+	return status.Observation{Key: ref.Key, Rebate: &status.Rebate{Before: ref.RebateBefore, Cents: ref.NewRebate}}
 }
 
 // apply records observations in the source run's ledger.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,6 +29,7 @@ const (
 	Resend        = "resend"
 	Settle        = "settle"
 	SecondCopy    = "second_copy"
+	Abatimento    = "abatimento" // a cobv's valor.abatimento set or removed
 )
 
 // Job is a loaded, checked action job.
@@ -43,12 +45,15 @@ type Job struct {
 	DueFrom   string
 	Parcels   []int
 
-	Parcel   int               // cancel/settle/change_due_date: only this parcel
-	NewDate  string            // change_due_date: ISO
-	Days     int               // change_due_date: days to add
-	NewDates map[string]string // change_due_date: ISO by row key
-	Email    string            // resend override
-	CopyDir  string            // second_copy folder name
+	Parcel       int               // cancel/settle/change_due_date: only this parcel
+	NewDate      string            // change_due_date: ISO
+	Days         int               // change_due_date: days to add
+	NewDates     map[string]string // change_due_date: ISO by row key
+	Email        string            // resend override
+	CopyDir      string            // second_copy folder name
+	Rebate       int64             // abatimento: cents (0 with RebateRemove: removed)
+	Rebates      map[string]int64  // abatimento: cents by row key
+	RebateRemove bool
 
 	Concurrency int
 	Today       time.Time
@@ -262,7 +267,7 @@ func (c *checker) check() {
 	for _, x := range []struct {
 		set  bool
 		kind string
-	}{{a.Cancel != nil, Cancel}, {a.ChangeDueDate != nil, ChangeDueDate}, {a.Resend != nil, Resend}, {a.Settle != nil, Settle}, {a.SecondCopy != nil, SecondCopy}} {
+	}{{a.Cancel != nil, Cancel}, {a.ChangeDueDate != nil, ChangeDueDate}, {a.Resend != nil, Resend}, {a.Settle != nil, Settle}, {a.SecondCopy != nil, SecondCopy}, {a.Abatimento != nil, Abatimento}} {
 		if x.set {
 			n++
 			j.Kind = x.kind
@@ -270,11 +275,11 @@ func (c *checker) check() {
 	}
 	switch {
 	case n == 0:
-		c.fail("/action", "acao_ausente", "action deve ter exatamente um de cancel, change_due_date, resend, settle, second_copy",
-			"action must hold exactly one of cancel, change_due_date, resend, settle, second_copy")
+		c.fail("/action", "acao_ausente", "action deve ter exatamente um de cancel, change_due_date, resend, settle, second_copy, abatimento",
+			"action must hold exactly one of cancel, change_due_date, resend, settle, second_copy, abatimento")
 	case n > 1:
-		c.fail("/action", "acao_multipla", "action deve ter só um de cancel, change_due_date, resend, settle, second_copy (um job por ação)",
-			"action must hold only one of cancel, change_due_date, resend, settle, second_copy (one job per action)")
+		c.fail("/action", "acao_multipla", "action deve ter só um de cancel, change_due_date, resend, settle, second_copy, abatimento (um job por ação)",
+			"action must hold only one of cancel, change_due_date, resend, settle, second_copy, abatimento (one job per action)")
 	}
 	switch {
 	case a.Cancel != nil:
@@ -321,6 +326,32 @@ func (c *checker) check() {
 		if j.Email != "" && !rules.ValidEmail(j.Email) {
 			c.fail("/action/resend/email", "email_invalido", fmt.Sprintf("e-mail %q inválido", j.Email), fmt.Sprintf("invalid e-mail %q", j.Email))
 		}
+	case a.Abatimento != nil:
+		ab := a.Abatimento
+		given := 0
+		for _, set := range []bool{ab.Cents != 0, len(ab.ByKey) > 0, ab.Remove} {
+			if set {
+				given++
+			}
+		}
+		switch {
+		case given != 1:
+			c.fail("/action/abatimento", "abatimento_novo", "abatimento deve ter cents (centavos), by_key (centavos por chave) ou remove: true, um dos três",
+				"abatimento must have one of cents (cents), by_key (cents by key) or remove: true")
+		case ab.Cents < 0:
+			c.fail("/action/abatimento/cents", "fora_limite", fmt.Sprintf("cents %d: o abatimento é um valor em centavos acima de zero (para cancelar, remove: true)", ab.Cents),
+				fmt.Sprintf("cents %d: the rebate is a value in cents above zero (to cancel it, remove: true)", ab.Cents))
+		case len(ab.ByKey) > 0:
+			j.Rebates = map[string]int64{}
+			for k, v := range ab.ByKey {
+				if v <= 0 {
+					c.fail("/action/abatimento/by_key/"+k, "fora_limite", fmt.Sprintf("%s: %d: o abatimento é um valor em centavos acima de zero (para cancelar, remove: true)", k, v),
+						fmt.Sprintf("%s: %d: the rebate is a value in cents above zero (to cancel it, remove: true)", k, v))
+				}
+				j.Rebates[strings.TrimSpace(k)] = v
+			}
+		}
+		j.Rebate, j.RebateRemove = ab.Cents, ab.Remove
 	case a.SecondCopy != nil:
 		j.CopyDir = a.SecondCopy.Dir
 		if j.CopyDir == "" {
@@ -371,20 +402,26 @@ func (c *checker) check() {
 			}
 		}
 	}
-	if j.NewDates != nil {
-		// dates by key: only those rows (and the filter's or sheet's, if any)
+	byKey := func(has func(k string) bool, keys []string) {
+		// values by key: only those rows (and the filter's or sheet's, if any)
 		if j.Keys == nil {
 			j.Keys = map[string]bool{}
-			for k := range j.NewDates {
+			for _, k := range keys {
 				j.Keys[k] = true
 			}
-		} else {
-			for k := range j.Keys {
-				if _, ok := j.NewDates[k]; !ok {
-					delete(j.Keys, k)
-				}
+			return
+		}
+		for k := range j.Keys {
+			if !has(k) {
+				delete(j.Keys, k)
 			}
 		}
+	}
+	if j.NewDates != nil {
+		byKey(func(k string) bool { _, ok := j.NewDates[k]; return ok }, slices.Collect(maps.Keys(j.NewDates)))
+	}
+	if j.Rebates != nil {
+		byKey(func(k string) bool { _, ok := j.Rebates[k]; return ok }, slices.Collect(maps.Keys(j.Rebates)))
 	}
 	j.Concurrency = s.Concurrency
 	if j.Concurrency == 0 {

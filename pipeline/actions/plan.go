@@ -13,6 +13,7 @@ import (
 	"remessa/pipeline/journal"
 	"remessa/pipeline/results"
 	"remessa/pipeline/status"
+	"remessa/reports/conciliacao"
 	"remessa/rules"
 )
 
@@ -35,6 +36,10 @@ type ChargeRef struct {
 	NewDue     string `json:"new_due,omitempty"`
 	ValueCents int64  `json:"value_cents"`
 	Status     string `json:"status"`
+	// abatimento: the cobv's abatimento before (-1 unknown: a percentage)
+	// and the one it is set to (0: removed), in cents
+	RebateBefore int64 `json:"rebate_before_cents,omitempty"`
+	NewRebate    int64 `json:"new_rebate_cents,omitempty"`
 }
 
 // Item is one call of the action: what it changes, for which row.
@@ -86,6 +91,7 @@ type Plan struct {
 	ClockNote string `json:"clock_note,omitempty"`
 
 	earlier map[string]string // resend, change_due_date by days: charges an earlier action of this same job did → why not again
+	issued  map[int]int64     // abatimento: each row's abatimento as issued, in cents (-1: a percentage)
 }
 
 // BuildPlan reads the source run's results and ledger (the caller brings
@@ -109,6 +115,9 @@ func BuildPlan(ctx context.Context, j *Job) (*Plan, error) {
 	}
 	p := &Plan{Name: j.Name, Kind: j.Kind, SourceDir: j.SourceDir, SourceRunID: res.Run.ID, RunKind: res.Run.Kind, Calls: map[string]int{}}
 	p.earlier = earlierEffects(ctx, j)
+	if j.Kind == Abatimento {
+		p.issued = issuedRebates(ctx, j.SourceDir)
+	}
 	var emails map[int]string
 	if j.Kind == Resend && j.Email == "" {
 		emails = payerEmails(ctx, j.SourceDir)
@@ -320,6 +329,12 @@ func (p *Plan) planRow(j *Job, row *results.Row, all, matched []status.Charge, t
 				continue
 			}
 		}
+		if j.Kind == Abatimento {
+			if why := p.rebateSkip(j, row, &c); why != "" {
+				p.skip(row, what(row, &c), why, c.ValueCents)
+				continue
+			}
+		}
 		ok = append(ok, c)
 	}
 	if len(ok) == 0 {
@@ -442,10 +457,99 @@ func (p *Plan) planRow(j *Job, row *results.Row, all, matched []status.Charge, t
 		it.Text = fmt.Sprintf("%s de %s: vencimento %s → %s, %s", docName(row, &c), row.Key, brDate(c.Due), brDate(it.Charges[0].NewDue), rules.FormatBRL(c.ValueCents))
 	case Resend:
 		it.Text = fmt.Sprintf("%s de %s: reenviado para %s", docName(row, &c), row.Key, it.Email)
+	case Abatimento:
+		r := &it.Charges[0]
+		r.RebateBefore, r.NewRebate = p.rebateNow(row, &c), newRebate(j, row.Key)
+		before := "sem abatimento"
+		switch {
+		case r.RebateBefore < 0:
+			before = "abatimento percentual"
+		case r.RebateBefore > 0:
+			before = "abatimento " + rules.FormatBRL(r.RebateBefore)
+		}
+		if r.NewRebate == 0 {
+			it.Text = fmt.Sprintf("%s de %s (%s): %s cancelado", docName(row, &c), row.Key, rules.FormatBRL(c.ValueCents), before)
+		} else {
+			it.Text = fmt.Sprintf("%s de %s (%s): %s → abatimento %s, a pagar %s", docName(row, &c), row.Key, rules.FormatBRL(c.ValueCents), before,
+				rules.FormatBRL(r.NewRebate), rules.FormatBRL(c.ValueCents-r.NewRebate))
+		}
 	default:
 		it.Text = fmt.Sprintf("%s de %s (venc. %s): %s, %s", docName(row, &c), row.Key, brDate(c.Due), verb(j.Kind, false), rules.FormatBRL(c.ValueCents))
 	}
 	p.Items = append(p.Items, it)
+}
+
+// newRebate is the abatimento row key's cobv is to have (0: none).
+func newRebate(j *Job, key string) int64 {
+	if v, ok := j.Rebates[key]; ok {
+		return v
+	}
+	if j.RebateRemove {
+		return 0
+	}
+	return j.Rebate
+}
+
+// rebateNow is the abatimento cobv c has: as changed after issuance (the
+// ledger), else as issued (-1: a percentage, or unknown).
+func (p *Plan) rebateNow(row *results.Row, c *status.Charge) int64 {
+	if c.RebateSet {
+		return c.RebateCents
+	}
+	if v, ok := p.issued[row.Index]; ok {
+		return v
+	}
+	return -1
+}
+
+// rebateSkip says why an abatimento does not apply to charge c ("" when
+// it applies): only a cobv has one, it must be below the charge's value,
+// and one it already has is not set again.
+func (p *Plan) rebateSkip(j *Job, row *results.Row, c *status.Charge) string {
+	if c.Txid == "" {
+		return "não se aplica: o serviço não tem abatimento para boletos e carnês (só a cobv tem valor.abatimento)"
+	}
+	nr, cur := newRebate(j, row.Key), p.rebateNow(row, c)
+	switch {
+	case nr >= c.ValueCents:
+		return fmt.Sprintf("não se aplica: o abatimento de %s não é menor que o valor da cobrança, %s", rules.FormatBRL(nr), rules.FormatBRL(c.ValueCents))
+	case cur == nr && nr == 0:
+		return "não se aplica: já não tem abatimento"
+	case cur == nr:
+		return "não se aplica: já tem abatimento de " + rules.FormatBRL(nr)
+	}
+	return ""
+}
+
+// issuedRebates reads each row's abatimento as issued from the source
+// run's journal (the requests it sent): cents of a fixed value, 0 for
+// none, -1 for a percentage.
+func issuedRebates(ctx context.Context, dir string) map[int]int64 {
+	out := map[int]int64{}
+	jn, err := journal.Open(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		return out
+	}
+	defer jn.Close()
+	rows, err := jn.Rows(ctx)
+	if err != nil {
+		return out
+	}
+	for _, r := range rows {
+		t := conciliacao.ParseTerms(r.Req)
+		if t == nil || !t.Cobv {
+			continue
+		}
+		switch a := t.Pix.Abatimento; {
+		case a == nil:
+			out[r.Index] = 0
+		case a.Modalidade == 1:
+			out[r.Index] = a.ValorPerc
+		default:
+			out[r.Index] = -1
+		}
+	}
+	return out
 }
 
 func docName(row *results.Row, c *status.Charge) string {
@@ -520,6 +624,8 @@ func route(it Item) string {
 	case ChangeDueDate:
 		return map[string]string{TargetParcel: "PUT /v1/carnet/:id/parcel/:n", TargetParcels: "PUT /v1/carnet/:id/parcels",
 			TargetCharge: "PUT /v1/charge/:id/billet", TargetCobv: "PATCH /v2/cobv/:txid"}[it.Target]
+	case Abatimento:
+		return map[string]string{TargetCobv: "PATCH /v2/cobv/:txid"}[it.Target]
 	case Resend:
 		return map[string]string{TargetCarnet: "POST /v1/carnet/:id/resend", TargetParcel: "POST /v1/carnet/:id/parcel/:n/resend",
 			TargetCharge: "POST /v1/charge/:id/billet/resend"}[it.Target]

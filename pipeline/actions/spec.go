@@ -1,5 +1,6 @@
 // Package actions runs follow-up actions on the charges of an earlier run,
-// as jobs: cancel, change_due_date, resend, settle and second_copy. An
+// as jobs: cancel, change_due_date, resend, settle, second_copy and
+// abatimento (a cobv's, set or removed). An
 // action job names the run (from_run), optionally a sheet of keys and a
 // filter, and one action; it goes validate → plan (per row, what will
 // change, with totals) → confirm (production) → run → report through a
@@ -17,7 +18,7 @@ type Spec struct {
 	FromRun     string      `yaml:"from_run" req:"true" doc:"pasta da execução cujas cobranças a ação altera (relativa ao job)" doc_en:"folder of the run whose charges the action changes (relative to the job)"`
 	Input       *InputSpec  `yaml:"input" doc:"planilha com as chaves das linhas da execução a alterar" doc_en:"sheet with the keys of the run's rows to change"`
 	Filter      *FilterSpec `yaml:"filter" doc:"quais cobranças da execução (padrão: todas)" doc_en:"which charges of the run (default: all)"`
-	Action      ActionSpec  `yaml:"action" req:"true" doc:"a ação: exatamente um de cancel, change_due_date, resend, settle, second_copy" doc_en:"the action: exactly one of cancel, change_due_date, resend, settle, second_copy"`
+	Action      ActionSpec  `yaml:"action" req:"true" doc:"a ação: exatamente um de cancel, change_due_date, resend, settle, second_copy, abatimento" doc_en:"the action: exactly one of cancel, change_due_date, resend, settle, second_copy, abatimento"`
 	Concurrency int         `yaml:"concurrency" doc:"requisições simultâneas (padrão 4)" doc_en:"concurrent requests (default 4)"`
 }
 
@@ -44,6 +45,15 @@ type ActionSpec struct {
 	Resend        *ResendSpec     `yaml:"resend" nullempty:"true" doc:"reenvia o boleto ou carnê por e-mail" doc_en:"e-mail the slip or carnet again"`
 	Settle        *SettleSpec     `yaml:"settle" nullempty:"true" doc:"marca como pago fora do banco (baixa manual)" doc_en:"mark as paid outside the bank (manual settlement)"`
 	SecondCopy    *SecondCopySpec `yaml:"second_copy" nullempty:"true" doc:"baixa o PDF do boleto ou carnê de cada pagador numa pasta por chave, e um zip" doc_en:"download each payer's slip or carnet PDF into a folder per key, and a zip"`
+	Abatimento    *AbatimentoSpec `yaml:"abatimento" doc:"concede ou cancela o abatimento de cobv (PATCH valor.abatimento); boletos e carnês não têm abatimento no serviço" doc_en:"grant or cancel a cobv's rebate (PATCH valor.abatimento); slips and carnets have no rebate in the service"`
+}
+
+// AbatimentoSpec is a cobv's new abatimento, a fixed value: one of cents
+// (every charge selected), by_key (each row key its own) or remove.
+type AbatimentoSpec struct {
+	Cents  int64            `yaml:"cents" doc:"abatimento em centavos (1234 = R$ 12,34) para todas as cobv selecionadas" doc_en:"rebate in cents (1234 = R$ 12.34) for every cobv selected"`
+	ByKey  map[string]int64 `yaml:"by_key" doc:"ou: o abatimento em centavos de cada chave de linha (chave: centavos, mais de zero); só essas linhas" doc_en:"or: each row key's rebate in cents (key: cents, above zero); only those rows"`
+	Remove bool             `yaml:"remove" doc:"ou: cancela o abatimento das cobv selecionadas" doc_en:"or: cancel the rebate of the cobv selected"`
 }
 
 // CancelSpec: the whole carnet, or one parcel.
