@@ -163,6 +163,21 @@ func runGroup(ctx context.Context, g GroupRecord, dir string, opts actions.Optio
 		for _, t := range g.Titles {
 			spec.Action.ChangeDueDate.Dates[t.Key] = t.Due
 		}
+	case actions.Abatimento:
+		// 04: the title's abatimento (P 181–195), each title its own; 05:
+		// removed
+		spec.Action.Abatimento = &actions.AbatimentoSpec{}
+		if g.Code == "05" {
+			spec.Action.Abatimento.Remove = true
+			for _, t := range g.Titles {
+				spec.Filter.Keys = append(spec.Filter.Keys, t.Key)
+			}
+		} else {
+			spec.Action.Abatimento.ByKey = map[string]int64{}
+			for _, t := range g.Titles {
+				spec.Action.Abatimento.ByKey[t.Key] = t.Rebate
+			}
+		}
 	default:
 		return nil, fmt.Errorf("movimento %s: ação %q desconhecida", g.Code, g.Kind)
 	}

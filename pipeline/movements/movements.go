@@ -2,9 +2,10 @@
 // entries (movement 01): 02 pedido de baixa cancels the title's charge, 06
 // alteração de vencimento moves its due date, each as an action job of
 // pipeline/actions on the run that issued the title (found by its key in
-// the runs index, run.Index.RunsIssuing); 04/05 abatimento and 31
-// alteração de outros dados are refused with the reason where the service
-// has no such operation. Nothing is dropped: every movement title is in a
+// the runs index, run.Index.RunsIssuing); 04/05 concessão/cancelamento
+// de abatimento set or remove a cobv's abatimento (the abatimento action)
+// and are refused with the reason on slips and carnets, which have none in
+// the service; 31 alteração de outros dados is refused with the reason. Nothing is dropped: every movement title is in a
 // group of the plan or among its refusals, and its outcome is written to
 // movimentos.json in the folder of the run that read the file.
 //
@@ -53,7 +54,7 @@ func (t *Title) Where(lang string) string {
 type Group struct {
 	Code   string  `json:"code"`
 	Name   string  `json:"name"`
-	Kind   string  `json:"kind"` // actions.Cancel, actions.ChangeDueDate
+	Kind   string  `json:"kind"` // actions.Cancel, actions.ChangeDueDate, actions.Abatimento
 	RunID  string  `json:"run_id"`
 	RunDir string  `json:"run_dir"`
 	Titles []Title `json:"titles"`
@@ -182,8 +183,16 @@ func Scan(ctx context.Context, job *pipeline.Job, runsDir, service string) (*Pla
 			}
 		case "04", "05":
 			pt, en := formats.CNABMovementName(t.Code)
-			refuse(fmt.Sprintf("movimento %s (%s): %s", t.Code, pt, rebateReason(kind)), fmt.Sprintf("movement %s (%s): %s", t.Code, en, rebateReasonEN(kind)))
-			continue
+			if kind != results.Cobv {
+				refuse(fmt.Sprintf("movimento %s (%s): %s", t.Code, pt, rebateReason), fmt.Sprintf("movement %s (%s): %s", t.Code, en, rebateReasonEN))
+				continue
+			}
+			if t.Code == "04" && t.Rebate <= 0 {
+				refuse(fmt.Sprintf("movimento 04 (%s) sem valor de abatimento: o título não diz quanto abater", pt),
+					fmt.Sprintf("movement 04 (%s) without a rebate value: the title does not say how much", en))
+				continue
+			}
+			act = actions.Abatimento
 		case "31":
 			refuse("movimento 31 (alteração de outros dados): o arquivo não diz quais dados mudaram e o serviço não altera pagador nem valor de boletos e carnês já emitidos; remessa não reescreve a cobrança às cegas. Cancele (02) e emita de novo (01), ou use remessa action",
 				"movement 31 (change of other data): the file does not say which data changed and the service does not change the payer or value of issued slips and carnets; remessa does not rewrite the charge blindly. Cancel (02) and issue again (01), or use remessa action")
@@ -231,21 +240,14 @@ func runKind(dir string) results.Kind {
 	return k
 }
 
-// rebateReason says why a rebate movement is not carried out on charges
-// of kind k.
-func rebateReason(k results.Kind) string {
-	if k == results.Cobv {
-		return "a cobv tem abatimento (valor.abatimento), mas remessa ainda não o altera depois de emitida; o título foi recusado, não ignorado (use remessa action ou cancele e emita de novo)"
-	}
-	return "o serviço não tem abatimento para boletos e carnês (só a cobv Pix tem valor.abatimento); nada foi alterado. Cancele (02) e emita de novo com o valor abatido"
-}
-
-func rebateReasonEN(k results.Kind) string {
-	if k == results.Cobv {
-		return "a cobv has a rebate (valor.abatimento), but remessa does not change it after issuance yet; the title was refused, not skipped (use remessa action or cancel and issue again)"
-	}
-	return "the service has no rebate for slips and carnets (only the Pix cobv has valor.abatimento); nothing was changed. Cancel (02) and issue again at the reduced value"
-}
+// rebateReason says why a rebate movement is not carried out on slips
+// and carnets: the service has no abatimento for them (service-spec: the
+// charges API changes a slip's due date and metadata, nothing of its
+// value).
+const (
+	rebateReason   = "o serviço não tem abatimento para boletos e carnês (só a cobv Pix tem valor.abatimento); nada foi alterado. Cancele (02) e emita de novo com o valor abatido"
+	rebateReasonEN = "the service has no rebate for slips and carnets (only the Pix cobv has valor.abatimento); nothing was changed. Cancel (02) and issue again at the reduced value"
+)
 
 // cents reads a numeric cell's value ("1234.56").
 func cents(v string) int64 {
@@ -276,6 +278,12 @@ func (p *Plan) WriteText(w io.Writer) {
 			switch g.Kind {
 			case actions.ChangeDueDate:
 				fmt.Fprintf(w, "    linha %d: %s → novo vencimento %s\n", t.Line, t.Key, brDate(t.Due))
+			case actions.Abatimento:
+				if g.Code == "05" {
+					fmt.Fprintf(w, "    linha %d: %s (%s) → cancelar o abatimento\n", t.Line, t.Key, rules.FormatBRL(t.Cents))
+				} else {
+					fmt.Fprintf(w, "    linha %d: %s (%s) → abatimento de %s\n", t.Line, t.Key, rules.FormatBRL(t.Cents), rules.FormatBRL(t.Rebate))
+				}
 			default:
 				fmt.Fprintf(w, "    linha %d: %s (%s) → cancelar\n", t.Line, t.Key, rules.FormatBRL(t.Cents))
 			}

@@ -13,8 +13,10 @@ import (
 	"remessa/pipeline"
 	"remessa/pipeline/actions"
 	"remessa/pipeline/movements"
+	"remessa/pipeline/retorno"
 	"remessa/pipeline/run"
 	"remessa/pipeline/run/runtest"
+	"remessa/pipeline/status"
 	"remessa/sandbox/control"
 )
 
@@ -232,5 +234,103 @@ func TestMovements(t *testing.T) {
 	o.Again = true
 	if out3, _, err := movements.Run(ctx, job3, o, actions.Options{}); err != nil || out3.Results.Totals.Issued.Rows != 1 {
 		t.Fatalf("--again: %v", err)
+	}
+}
+
+// TestMovementsAbatimentoCobv issues a CNAB remessa as cobv (K1 R$ 150,00;
+// K2 R$ 80,00 with an abatimento of R$ 5,00), then a second remessa with
+// 04 on K1 (abatimento R$ 12,34), 05 on K2, and 04 without a value on K1's
+// neighbour K3: the first two are carried out as abatimento actions on
+// the first run (PATCH valor.abatimento), the third is refused with the
+// reason; the service then asks K1 150,00 − 12,34 = 137,66 and K2 its
+// 80,00; the retorno says 12 and 13.
+func TestMovementsAbatimentoCobv(t *testing.T) {
+	ctx := context.Background()
+	work := t.TempDir()
+	rn, err := run.StartEmbedded(filepath.Join(work, "sb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rn.Close() })
+	ropts := run.Options{Embedded: rn, RunsDir: filepath.Join(work, "out"), Getenv: runtest.NoEnv}
+	cobvJob := func(name string, nsa int, ts []cnabtest.Title240) string {
+		write(t, work, name+".REM", cnabtest.File240(nsa, ts, "\r\n"))
+		return write(t, work, name+".yaml", "version: 1\ninput: {file: "+name+".REM}\non_invalid: skip\nissue:\n  cobv:\n    chave: financeiro@example.com\n")
+	}
+	first := []cnabtest.Title240{title("K1", 1, 15000, "10022027"), title("K2", 1, 8000, "10022027"), title("K3", 1, 5000, "10022027")}
+	first[1].Abat = 500
+	out1, _, err := movements.Run(ctx, cobvJob("PIX1", 1, first), ropts, actions.Options{})
+	if err != nil || out1.ExitCode() != 0 || out1.Results.Totals.Issued.Rows != 3 {
+		t.Fatalf("first remessa: %v %+v", err, out1)
+	}
+	res1, err := out1.LoadResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	txid := map[string]string{}
+	for _, r := range res1.Rows {
+		txid[r.Key] = r.Txid
+	}
+
+	second := []cnabtest.Title240{title("K1", 4, 15000, "10022027"), title("K2", 5, 8000, "10022027"), title("K3", 4, 5000, "10022027")}
+	second[0].Abat = 1234
+	job2 := cobvJob("PIX2", 2, second)
+	j2, err := pipeline.Load(job2, pipeline.LoadOptions{Getenv: runtest.NoEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := movements.Scan(ctx, j2, ropts.RunsDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Groups) != 2 || p.Groups[0].Kind != actions.Abatimento || p.Groups[0].Titles[0].Rebate != 1234 ||
+		p.Groups[1].Code != "05" || len(p.Refused) != 1 || p.Refused[0].Key != "K3" {
+		t.Fatalf("plan: %+v", p)
+	}
+	var text strings.Builder
+	p.WriteText(&text)
+	for _, want := range []string{"K1 (R$ 150,00) → abatimento de R$ 12,34", "K2 (R$ 80,00) → cancelar o abatimento",
+		"título K3, movimento 04: movimento 04 (concessão de abatimento) sem valor de abatimento"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("plan text lacks %q:\n%s", want, text.String())
+		}
+	}
+	_, rec, err := movements.Run(ctx, job2, ropts, actions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byKey(rec)
+	if got["K1/04"].State != movements.Done || got["K2/05"].State != movements.Done || got["K3/04"].State != movements.Refused || rec.ExitCode() != 1 {
+		t.Fatalf("record: %+v", rec.Titles)
+	}
+	cl := runtest.Client(t, rn)
+	for key, want := range map[string]string{"K1": "12.34", "K2": "", "K3": ""} {
+		cb, err := cl.GetCobV(ctx, txid[key])
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := ""
+		if cb.Valor.Abatimento != nil {
+			have = cb.Valor.Abatimento.ValorPerc
+		}
+		if have != want {
+			t.Errorf("%s: abatimento %q, want %q", key, have, want)
+		}
+	}
+	ctl := &control.Client{BaseURL: rn.URL}
+	if paid, err := ctl.PayPix(ctx, txid["K1"], ""); err != nil || paid.Valor != "137.66" {
+		t.Fatalf("K1 paid %+v (%v), want 137.66", paid, err)
+	}
+	if paid, err := ctl.PayPix(ctx, txid["K2"], ""); err != nil || paid.Valor != "80.00" {
+		t.Fatalf("K2 paid %+v (%v), want 80.00", paid, err)
+	}
+	r, err := retorno.Write(ctx, out1.Dir, retorno.Options{Sync: true, Status: status.Options{Run: ropts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lq := r.ByEvent[retorno.EventLiquidacao]
+	if !r.Check.OK || r.ByEvent[retorno.EventAbatimento].Count != 1 || r.ByEvent[retorno.EventAbatimentoCancelado].Count != 1 ||
+		lq.Count != 2 || lq.Paid != 13766+8000 {
+		t.Fatalf("retorno: %+v", r.ByEvent)
 	}
 }
