@@ -147,6 +147,8 @@ func CheckReader(r io.Reader, layout string) (Check, error) {
 				q06, v06 := cnt("06")
 				q09, v09 := cnt("09", "10")
 				q14, v14 := cnt("14")
+				q12, v12 := cnt("12")
+				q13, v13 := cnt("13")
 				checks = append(checks, []struct {
 					name, what string
 					is         int64
@@ -154,7 +156,9 @@ func CheckReader(r io.Reader, layout string) (Check, error) {
 					{"qtd_02", "as ocorrências 02 são", q02}, {"valor_02", "a soma das 02 é", v02},
 					{"qtd_06", "as ocorrências 06 são", q06}, {"valor_06", "a soma das 06 é", v06}, {"valor_06_liquidacao", "o pago nas 06 é", paid06},
 					{"qtd_09", "as ocorrências 09 e 10 são", q09}, {"valor_09", "a soma das 09 e 10 é", v09},
-					{"qtd_14", "as ocorrências 14 são", q14}, {"valor_14", "a soma das 14 é", v14}}...)
+					{"qtd_14", "as ocorrências 14 são", q14}, {"valor_14", "a soma das 14 é", v14},
+					{"qtd_12", "as ocorrências 12 são", q12}, {"valor_12", "a soma das 12 é", v12},
+					{"qtd_13", "as ocorrências 13 são", q13}, {"valor_13", "a soma das 13 é", v13}}...)
 			case Layout400Itau:
 				checks = append(checks, []struct {
 					name, what string

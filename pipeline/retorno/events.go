@@ -23,6 +23,9 @@ type collector struct {
 	lang   string
 	pos    map[int]int // row index → position in res.Rows
 	runDay string
+	// rebates are the ledger's changes of a cobv's abatimento, by charge
+	// key (status.Ledger.RebateEvents)
+	rebates map[string][]status.RebateEvent
 }
 
 func newCollector(res *results.Results, echo *Echo, spec *layoutSpec, lang string) *collector {
@@ -96,6 +99,15 @@ func issuedDue(row *results.Row, parcel int) string {
 
 // run calls fn with every event of the run in dir, in order.
 func (c *collector) run(ctx context.Context, dir string, today time.Time, fn func(*Entry) error) error {
+	l, err := status.OpenLedger(dir)
+	if err != nil {
+		return err
+	}
+	c.rebates, err = l.RebateEvents(ctx)
+	l.Close()
+	if err != nil {
+		return err
+	}
 	rows := c.res.Rows
 	next := 0
 	flush := func(upTo int) error {
@@ -111,7 +123,7 @@ func (c *collector) run(ctx context.Context, dir string, today time.Time, fn fun
 		}
 		return nil
 	}
-	err := conciliacao.EachLine(ctx, dir, today, func(ch *status.Charge, l *conciliacao.Line) error {
+	err = conciliacao.EachLine(ctx, dir, today, func(ch *status.Charge, l *conciliacao.Line) error {
 		if err := flush(ch.RowIndex); err != nil {
 			return err
 		}
@@ -153,6 +165,19 @@ func (c *collector) charge(row *results.Row, ch *status.Charge, l *conciliacao.L
 	}
 	if issued != "" && ch.Due != issued {
 		if err := emit(EventVencimento, ch.Key+"|"+ch.Due, func(e *Entry) { e.Occurred = isoDay(ch.UpdatedAt) }); err != nil {
+			return err
+		}
+	}
+	for _, r := range c.rebates[ch.Key] {
+		// each change its own event: 12 with the abatimento granted, 13
+		// with the one cancelled (when known)
+		ev, v := EventAbatimento, r.Rebate.Cents
+		if v == 0 {
+			ev, v = EventAbatimentoCancelado, max(r.Rebate.Before, 0)
+		}
+		if err := emit(ev, ch.Key+"|"+strconv.FormatInt(r.ID, 10), func(e *Entry) {
+			e.Abatimento, e.Occurred = v, isoDay(r.SeenAt)
+		}); err != nil {
 			return err
 		}
 	}

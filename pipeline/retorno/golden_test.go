@@ -33,6 +33,11 @@ func goldenEntries() []Entry {
 			NossoNumero: "104", Payer: "LUCIA", PayerDoc: "52998224725", Due: "2027-02-10", Value: 8000, Paid: 8000, Occurred: "2027-02-05"},
 		{Key: "baixa|charge:105", Event: EventBaixa, Motivos: []string{"11"}, SourceRow: 13, SeuNumero: "G7", UsoEmpresa: "ERP-G7",
 			NossoNumero: "105", Payer: "RUI", PayerDoc: "52998224725", Due: "2027-02-10", Value: 6000, Occurred: "2027-01-20"},
+		{Key: "abatimento|cobv:TXH8|41", Event: EventAbatimento, SourceRow: 15, SeuNumero: "H8", UsoEmpresa: "ERP-H8", ERPNosso: "000H8",
+			Txid: "TXH8", Payer: "BIA", PayerDoc: "52998224725", Due: "2027-02-10", Value: 15000, Abatimento: 1234, Occurred: "2027-01-15"},
+		{Key: "abatimento_cancelado|cobv:TXH8|42", Event: EventAbatimentoCancelado, SourceRow: 15, SeuNumero: "H8", UsoEmpresa: "ERP-H8",
+			ERPNosso: "000H8", Txid: "TXH8", Payer: "BIA", PayerDoc: "52998224725", Due: "2027-02-10", Value: 15000, Abatimento: 1234,
+			Occurred: "2027-01-18"},
 		{Key: "estorno|charge:101|15300", Event: EventEstorno, SourceRow: 3, SeuNumero: "A1", UsoEmpresa: "ERP-A1", NossoNumero: "101",
 			Payer: "MARIA JOSE DA CONCEICAO", PayerDoc: "52998224725", Due: "2027-02-10", Value: 15000, Refunded: 15300, Occurred: "2027-02-20"},
 	}
@@ -166,16 +171,21 @@ func TestGolden240(t *testing.T) {
 		uSeg("09", z15, z15, z15, "000000000008000", z15, "05022027", "00000000"),
 		tSeg("09", "105", "G7", "10022027", "000000000006000", "ERP-G7", "1", cpf, "RUI", "11"),
 		uSeg("09", z15, z15, z15, z15, z15, "20012027", "00000000"),
+		// a cobv's abatimento of R$ 12,34 granted (12), then cancelled (13): U 48-62 the abatimento
+		tSeg("12", "000H8", "H8", "10022027", "000000000015000", "ERP-H8", "1", cpf, "BIA", ""),
+		uSeg("12", z15, z15, "000000000001234", z15, z15, "15012027", "00000000"),
+		tSeg("13", "000H8", "H8", "10022027", "000000000015000", "ERP-H8", "1", cpf, "BIA", ""),
+		uSeg("13", z15, z15, "000000000001234", z15, z15, "18012027", "00000000"),
 		// the refund: CNAB 240 has no occurrence for it (listed, not written)
-		// batch trailer: 7 titles, 16 records, 150,00+50,00+70,00+150,00+100,00+80,00+60,00 = 660,00
-		blank(240).Put(1, 3, "341").Put(4, 7, "0001").Put(8, 8, "5").Put(18, 23, "000016").Put(24, 29, "000007").
-			Put(30, 46, "00000000000066000").Put(47, 52, "000000").Put(53, 69, "00000000000000000").Put(70, 75, "000000").
+		// batch trailer: 9 titles, 20 records, 150,00+50,00+70,00+150,00+100,00+80,00+60,00+150,00+150,00 = 960,00
+		blank(240).Put(1, 3, "341").Put(4, 7, "0001").Put(8, 8, "5").Put(18, 23, "000020").Put(24, 29, "000009").
+			Put(30, 46, "00000000000096000").Put(47, 52, "000000").Put(53, 69, "00000000000000000").Put(70, 75, "000000").
 			Put(76, 92, "00000000000000000").Put(93, 98, "000000").Put(99, 115, "00000000000000000"),
-		blank(240).Put(1, 3, "341").Put(4, 7, "9999").Put(8, 8, "9").Put(18, 23, "000001").Put(24, 29, "000018").Put(30, 35, "000000"),
+		blank(240).Put(1, 3, "341").Put(4, 7, "9999").Put(8, 8, "9").Put(18, 23, "000001").Put(24, 29, "000022").Put(30, 35, "000000"),
 	}
 	compareLines(t, got, want)
 	c, err := CheckReader(strings.NewReader(got), Layout240)
-	if err != nil || !c.OK || c.Titles != 7 || c.Cents != 66000 {
+	if err != nil || !c.OK || c.Titles != 9 || c.Cents != 96000 {
 		t.Errorf("check %+v %v", c, err)
 	}
 }
@@ -210,19 +220,21 @@ func TestGolden400Bradesco(t *testing.T) {
 		det("06", "000000000103", "010227", "E5", "100227", "0000000010000", "0000000000200", "0000000000500", "0000000009400", z13, "0000000000100", "010227", ""),
 		det("10", "000000000104", "050227", "F6", "100227", "0000000008000", z13, z13, "0000000008000", z13, z13, "000000", ""),
 		det("09", "000000000105", "200127", "G7", "100227", "0000000006000", z13, z13, z13, z13, z13, "000000", "10"),
+		det("12", "000000000000", "150127", "H8", "100227", "0000000015000", "0000000001234", z13, z13, z13, z13, "000000", ""),
+		det("13", "000000000000", "180127", "H8", "100227", "0000000015000", "0000000001234", z13, z13, z13, z13, "000000", ""),
 		det("22", "000000000101", "200227", "A1", "100227", "0000000015000", z13, z13, "0000000015300", z13, z13, "000000", ""),
-		// trailer: 8 titles, 150+50+70+150+100+80+60+150 = 810,00; 02: 1 of 150,00; 06: 2 of 250,00 paid 247,00;
-		// 09 and 10: 2 of 140,00; 14: 1 of 70,00
-		seq(blank(400).Put(1, 1, "9").Put(2, 2, "2").Put(3, 4, "01").Put(5, 7, "237").Put(18, 25, "00000008").
-			Put(26, 39, "00000000081000").Put(40, 47, "00000012").Put(58, 62, "00001").Put(63, 74, "000000015000").
+		// trailer: 10 titles, 150+50+70+150+100+80+60+150+150+150 = 1.110,00; 02: 1 of 150,00; 06: 2 of 250,00 paid 247,00;
+		// 09 and 10: 2 of 140,00; 13: 1 of 150,00; 14: 1 of 70,00; 12: 1 of 150,00
+		seq(blank(400).Put(1, 1, "9").Put(2, 2, "2").Put(3, 4, "01").Put(5, 7, "237").Put(18, 25, "00000010").
+			Put(26, 39, "00000000111000").Put(40, 47, "00000012").Put(58, 62, "00001").Put(63, 74, "000000015000").
 			Put(75, 86, "000000024700").Put(87, 91, "00002").Put(92, 103, "000000025000").Put(104, 108, "00002").
-			Put(109, 120, "000000014000").Put(121, 125, "00000").Put(126, 137, "000000000000").Put(138, 142, "00001").
-			Put(143, 154, "000000007000").Put(155, 159, "00000").Put(160, 171, "000000000000").Put(172, 176, "00000").
+			Put(109, 120, "000000014000").Put(121, 125, "00001").Put(126, 137, "000000015000").Put(138, 142, "00001").
+			Put(143, 154, "000000007000").Put(155, 159, "00001").Put(160, 171, "000000015000").Put(172, 176, "00000").
 			Put(177, 188, "000000000000")),
 	}
 	compareLines(t, got, want)
 	c, err := CheckReader(strings.NewReader(got), Layout400Brad)
-	if err != nil || !c.OK || c.Titles != 8 || c.Cents != 81000 {
+	if err != nil || !c.OK || c.Titles != 10 || c.Cents != 111000 {
 		t.Errorf("check %+v %v", c, err)
 	}
 }
@@ -258,14 +270,16 @@ func TestGolden400Itau(t *testing.T) {
 		det("06", "00000103", "010227", "E5", "100227", "0000000010000", "0000000000200", "0000000000500", "0000000009400", z13, "0000000000100", "010227", "PEDRO", ""),
 		det("10", "00000104", "050227", "F6", "100227", "0000000008000", z13, z13, "0000000008000", z13, z13, "000000", "LUCIA", ""),
 		det("09", "00000105", "200127", "G7", "100227", "0000000006000", z13, z13, z13, z13, z13, "000000", "RUI", ""),
-		// the refund: Itaú's table has no occurrence for it. Trailer: 7 titles, 660,00
-		seq(blank(400).Put(1, 1, "9").Put(2, 2, "2").Put(3, 4, "01").Put(5, 7, "341").Put(18, 25, "00000007").
-			Put(26, 39, "00000000066000").Put(58, 65, "00000000").Put(66, 79, "00000000000000").Put(178, 185, "00000000").
-			Put(186, 199, "00000000000000").Put(208, 212, "00005").Put(213, 220, "00000007").Put(221, 234, "00000000066000")),
+		det("12", "00000000", "150127", "H8", "100227", "0000000015000", "0000000001234", z13, z13, z13, z13, "000000", "BIA", ""),
+		det("13", "00000000", "180127", "H8", "100227", "0000000015000", "0000000001234", z13, z13, z13, z13, "000000", "BIA", ""),
+		// the refund: Itaú's table has no occurrence for it. Trailer: 9 titles, 660,00 + 2 × 150,00 = 960,00
+		seq(blank(400).Put(1, 1, "9").Put(2, 2, "2").Put(3, 4, "01").Put(5, 7, "341").Put(18, 25, "00000009").
+			Put(26, 39, "00000000096000").Put(58, 65, "00000000").Put(66, 79, "00000000000000").Put(178, 185, "00000000").
+			Put(186, 199, "00000000000000").Put(208, 212, "00005").Put(213, 220, "00000009").Put(221, 234, "00000000096000")),
 	}
 	compareLines(t, got, want)
 	c, err := CheckReader(strings.NewReader(got), Layout400Itau)
-	if err != nil || !c.OK || c.Titles != 7 || c.Cents != 66000 {
+	if err != nil || !c.OK || c.Titles != 9 || c.Cents != 96000 {
 		t.Errorf("check %+v %v", c, err)
 	}
 }
@@ -277,13 +291,13 @@ func TestCheckCatchesABrokenTrailer(t *testing.T) {
 	got := writeGolden(t, Layout240, echoOf(t, cnabtest.File240(3, []cnabtest.Title240{a}, "\r\n")), 7)
 	lines := strings.Split(got, "\r\n")
 	bt := cnabtest.Line(lines[len(lines)-3])
-	bt.Put(30, 46, "00000000000066001") // one cent more than 660,00
+	bt.Put(30, 46, "00000000000096001") // one cent more than 960,00
 	lines[len(lines)-3] = string(bt)
 	c, err := CheckReader(strings.NewReader(strings.Join(lines, "\r\n")), Layout240)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.OK || len(c.Problems) != 1 || !strings.Contains(c.Problems[0], "linha 17, posições 30–46") || !strings.Contains(c.Problems[0], "66001") {
+	if c.OK || len(c.Problems) != 1 || !strings.Contains(c.Problems[0], "linha 21, posições 30–46") || !strings.Contains(c.Problems[0], "96001") {
 		t.Fatalf("a trailer one cent off: %+v", c)
 	}
 	brad := writeGolden(t, Layout400Brad, nil, 1)

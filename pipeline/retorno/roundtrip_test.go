@@ -176,8 +176,8 @@ func TestRoundTripRetorno240(t *testing.T) {
 	tl, tf := recs[len(recs)-2], recs[len(recs)-1]
 	c.eq(tl, "qtde_registro_lote", fmt.Sprintf("%06d", 2+2*len(es)))
 	c.eq(tl, "qtde_titulo_cobranca_simples", fmt.Sprintf("%06d", len(es)))
-	c.eq(tl, "valor_total_titulo_simples", "00000000000066000") // 660,00: the test's sum of its values
-	if total != 66000 {
+	c.eq(tl, "valor_total_titulo_simples", "00000000000096000") // 960,00: the test's sum of its values
+	if total != 96000 {
 		t.Errorf("the golden values add up to %d", total)
 	}
 	c.eq(tf, "qtde_lotes", "000001")
@@ -252,10 +252,10 @@ func TestRoundTripRetorno400(t *testing.T) {
 			c.eq(tr, "numero_sequencial", fmt.Sprintf("%06d", len(recs)))
 			if layout == Layout400Itau {
 				c.eq(tr, "qtdede_titulos", fmt.Sprintf("%08d", len(es)))
-				c.eq(tr, "valor_total", "00000000066000")
+				c.eq(tr, "valor_total", "00000000096000")
 				c.eq(tr, "controle_do_arquivo", "00009")
 				c.eq(tr, "qtde_de_detalhes", fmt.Sprintf("%08d", len(es)))
-				c.eq(tr, "vlr_total_informado", "00000000066000")
+				c.eq(tr, "vlr_total_informado", "00000000096000")
 			}
 		})
 	}

@@ -398,7 +398,8 @@ func (fw *fileWriter) finish() error {
 			num("qtd_02", int64(c("02").n)), num("valor_02", c("02").cents),
 			num("valor_06_liquidacao", c("06").paid), num("qtd_06", int64(c("06").n)), num("valor_06", c("06").cents),
 			num("qtd_09", int64(b09.n)), num("valor_09", b09.cents),
-			num("qtd_14", int64(c("14").n)), num("valor_14", c("14").cents)); err != nil {
+			num("qtd_14", int64(c("14").n)), num("valor_14", c("14").cents),
+			num("qtd_12", int64(c("12").n)), num("valor_12", c("12").cents), num("qtd_13", int64(c("13").n)), num("valor_13", c("13").cents)); err != nil {
 			return err
 		}
 		if err := fw.emit(t); err != nil {
