@@ -166,3 +166,22 @@ func TestAbatimentoCobv(t *testing.T) {
 		t.Errorf("retorno's U segments:\n%s\nwant\n%s", strings.Join(us, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestLoadAbatimentoErrors: an abatimento job must say one of cents,
+// by_key or remove, and a value above zero, each refused on its line.
+func TestLoadAbatimentoErrors(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"  abatimento: {cents: -5}\n":                "cents -5: o abatimento é um valor em centavos acima de zero (para cancelar, remove: true)",
+		"  abatimento: {cents: 100, remove: true}\n": "abatimento deve ter cents (centavos), by_key (centavos por chave) ou remove: true, um dos três",
+		"  abatimento: {by_key: {A1: 0}}\n":          "A1: 0: o abatimento é um valor em centavos acima de zero",
+		"  abatimento: {}\n":                         "abatimento deve ter cents",
+	} {
+		p := filepath.Join(dir, "a.yaml")
+		os.WriteFile(p, []byte("version: 1\nfrom_run: nada\nfilter: {keys: [A1]}\naction:\n"+body), 0o644)
+		_, err := actions.Load(p, actions.LoadOptions{Getenv: noEnv})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ":5:") {
+			t.Errorf("%s: %v, want %q at line 5", strings.TrimSpace(body), err, want)
+		}
+	}
+}
