@@ -147,7 +147,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	escola.Remove()
+	os.Exit(code)
 }
 
 // BenchmarkReconciliation500 times the reconciliation of a run of 500

@@ -67,6 +67,7 @@ func classifyCase() (*results.Results, []status.Charge, map[int]*conciliacao.Ter
 // (with its own aging), not a discount; early, late and over payments are
 // classified by the terms; who owes lists the payers with their contact.
 func TestPartialPaymentIsShortNotDiscount(t *testing.T) {
+	t.Parallel()
 	res, cs, terms, asOf := classifyCase()
 	r := conciliacao.Build(res, cs, terms, "2027-02-15T13:00:00Z", asOf)
 	if !r.Reconcile.OK {
@@ -165,6 +166,7 @@ func TestPartialPaymentIsShortNotDiscount(t *testing.T) {
 // (the partial payment shown as a discount, the totals moved with it so
 // that every sum still closes) fails the check, which names the line.
 func TestCheckCatchesABrokenClassification(t *testing.T) {
+	t.Parallel()
 	res, cs, terms, asOf := classifyCase()
 	r := conciliacao.Build(res, cs, terms, "", asOf)
 	if !r.Reconcile.OK {
@@ -199,6 +201,7 @@ func TestCheckCatchesABrokenClassification(t *testing.T) {
 // the dates, as of the day counted from, say not yet due: overdue, in the
 // reconciliation and in status's summary alike.
 func TestServiceWordWins(t *testing.T) {
+	t.Parallel()
 	res := &results.Results{Run: results.RunInfo{ID: "r1", Kind: results.Boletos}}
 	cs := []status.Charge{
 		{Key: "charge:1", SourceRow: 2, ChargeID: 1, Due: "2027-01-11", ValueCents: 15000, State: status.StateOpen, Status: "unpaid"},

@@ -1,7 +1,10 @@
 package conciliacao_test
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,20 +19,33 @@ import (
 // each component rounded to the cent on its own).
 func half(num, den int64) int64 { return (2*num + den) / (2 * den) }
 
-// TestReconciliationCobvMonth: the association's 2,500 cobv (samples/mensal:
-// multa 2 %, juros 1 % a.m., R$ 10,00 off until 5 days before the due
-// date). 70 % pay today, early, with the discount; then the clock moves to
-// 15 days after the due date and 10 % pay late, with multa and juros from
-// the due date or, when it falls on a weekend or holiday, the next
-// business day. As
-// of that day the rest is overdue 15 days. Every total is computed here
-// from the rows' values, not by the code under test.
+// TestReconciliationCobvMonth: 100 of the association's cobv (the first
+// 100 rows of samples/mensal: multa 2 %, juros 1 % a.m., R$ 10,00 off
+// until 5 days before the due date). 70 % pay today, early, with the
+// discount; then the clock moves to 15 days after the due date and 10 %
+// pay late, with multa and juros from the first business day on or after
+// the due date. As of that day the rest is overdue 15 days. Every total is
+// computed here from the rows' values, not by the code under test.
 func TestReconciliationCobvMonth(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	is := runtest.Sample(t, "../../samples/mensal", "cobv.yaml", "pagadores.csv")
+	work := t.TempDir()
+	runtest.Copy(t, "../../samples/mensal", work, "cobv.yaml")
+	raw, err := os.ReadFile("../../samples/mensal/pagadores.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	if err := os.WriteFile(filepath.Join(work, "pagadores.csv"), bytes.Join(lines[:101], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	is := runtest.Issue(t, work, "cobv.yaml")
 	rn, out := is.Sandbox, is.Outcome
 	ctl := &control.Client{BaseURL: rn.URL}
 	rows := out.Results.Rows
+	if len(rows) != 100 {
+		t.Fatalf("%d rows issued, want 100", len(rows))
+	}
 	due, err := time.Parse("2006-01-02", rows[0].DueDate)
 	if err != nil {
 		t.Fatal(err)
@@ -103,5 +119,7 @@ func TestReconciliationCobvMonth(t *testing.T) {
 	if !r.Reconcile.OK {
 		t.Errorf("does not reconcile: %v", r.Reconcile.Problems)
 	}
-	t.Logf("%d on time, %d late, %d unpaid", onTime, late, unpaid)
+	if onTime != 70 || late != 10 || unpaid != 20 {
+		t.Errorf("%d on time, %d late, %d unpaid; the scenario is 70, 10 and 20", onTime, late, unpaid)
+	}
 }

@@ -23,12 +23,16 @@ import (
 	"remessa/sandbox/control"
 )
 
-// issueEscola issues the school's carnets on a shared embedded sandbox
-// and returns the run folder, the sandbox, its control and API clients,
-// the results, and a status sync of the run.
+// escola is the school's carnets (40 × 12), issued once per test binary;
+// each test works on its own copy of the run and of the sandbox's data.
+var escola = runtest.ShareSample("../../samples/escola", "carnes.yaml", "alunos.xlsx")
+
+// issueEscola gives the test its own copy of the school's carnets on its
+// own embedded sandbox and returns the run folder, the sandbox, its control
+// and API clients, the results, and a status sync of the run.
 func issueEscola(t *testing.T) (string, *sandbox.Running, *control.Client, *api.Client, *results.Results, func() error) {
 	t.Helper()
-	is := runtest.Sample(t, "../../samples/escola", "carnes.yaml", "alunos.xlsx")
+	is := escola.Issue(t)
 	sync := func() error {
 		_, err := status.Sync(context.Background(), is.Dir, status.Options{Run: run.Options{Embedded: is.Sandbox}})
 		return err
@@ -44,6 +48,7 @@ func issueEscola(t *testing.T) (string, *sandbox.Running, *control.Client, *api.
 // looks 90 days ahead. Every total is the sum of what the test did,
 // computed here from the parcels' values and due dates.
 func TestReconciliationToTheCent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir, _, ctl, cl, res, sync := issueEscola(t)
 	payee := ""
@@ -207,6 +212,7 @@ func TestReconciliationToTheCent(t *testing.T) {
 // TestReconciliationCheckCatchesABrokenTotal: a total that no longer is
 // the sum of its lines is caught, and the reports say so.
 func TestReconciliationCheckCatchesABrokenTotal(t *testing.T) {
+	t.Parallel()
 	res := &results.Results{Run: results.RunInfo{ID: "r1", Kind: results.Boletos}}
 	cs := []status.Charge{
 		{Key: "charge:1", SourceRow: 2, ChargeID: 1, Due: "2027-01-10", ValueCents: 15000, State: status.StatePaid, Status: "paid", PaidCents: 15300, PaidAt: "2027-01-12T10:00:00-03:00", Method: status.MethodBoleto},

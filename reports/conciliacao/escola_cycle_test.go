@@ -64,6 +64,7 @@ func day(s string) time.Time {
 // jobs, the clock 90 days ahead (at least past the third due date), then `status`: every total of the
 // reconciliation equals the test's own sums, to the cent.
 func TestEscolaCycleToTheCent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir, rn, ctl, _, res, _ := issueEscola(t)
 	rows := res.Rows

@@ -188,6 +188,7 @@ func statusStep(t *testing.T, name, dir string, rn *run.Options, asOf time.Time,
 // paid late at the face value only (short by the fine and interest), a
 // second parcel paid early, another late.
 func TestEscolaMonthBySteps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir, rn, ctl, cl, res, _ := issueEscola(t)
 	opts := run.Options{Embedded: rn}
@@ -316,6 +317,7 @@ func TestEscolaMonthBySteps(t *testing.T) {
 // +83 (+95 d): past the 30 days nothing is payable, and the unpaid are
 // 61–90 days late with multa and juros by their terms.
 func TestMensalMonthBySteps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	work := t.TempDir()
 	runtest.Copy(t, "../../samples/mensal", work, "cobv.yaml")

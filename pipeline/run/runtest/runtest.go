@@ -119,6 +119,15 @@ func CPF(nine string) string {
 func Cobv(t testing.TB, n int) *Issued {
 	t.Helper()
 	work := t.TempDir()
+	if err := writeCobv(work, n); err != nil {
+		t.Fatal(err)
+	}
+	return Issue(t, work, "cobv.yaml")
+}
+
+// writeCobv writes Cobv's job (cobv.yaml) and its n rows (pix.csv) into
+// work.
+func writeCobv(work string, n int) error {
 	var csv strings.Builder
 	csv.WriteString("Código;Nome;CPF;Valor\n")
 	for i := 0; i < n; i++ {
@@ -128,10 +137,10 @@ func Cobv(t testing.TB, n int) *Issued {
 		"issue:\n  cobv:\n    due: +20d\n    chave: financeiro@example.com\n    solicitacao: \"Mensalidade {{ .Código }}\"\n"}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
-	return Issue(t, work, "cobv.yaml")
+	return nil
 }
 
 var (
