@@ -5,7 +5,10 @@
 // A module writes a delivery with Enqueue inside the store transaction that
 // changes the state, so the change and its notification are committed
 // together or not at all. RunDue posts every delivery that is due by the
-// sandbox clock; a 2xx answer marks it delivered (it is never sent again),
+// sandbox clock, found through an index on its next attempt's time (a row
+// of KindDue beside each pending delivery, written in the same
+// transactions), so a run reads the deliveries due, not every pending one;
+// a 2xx answer marks it delivered (it is never sent again),
 // anything else (non-2xx, 429, network error, timeout) schedules a retry
 // after 5, 10, 20, 40, 80, 160, 320, 640, 1280 and 52560 minutes
 // (real-service.md §1.2), after which it is marked failed. Pending
@@ -38,9 +41,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,8 +60,19 @@ import (
 const (
 	KindPending = "outbox"      // deliveries still to be sent
 	KindDone    = "outbox_done" // delivered or given up
-	seqName     = "outbox"
+	// KindDue holds an index row (no document) per pending delivery, under
+	// account "" and the delivery's id: N its next attempt's time (Unix
+	// nanoseconds), S1 its key (the pending document's account), S2 its
+	// URL, I2 its attempts. RunDue asks it for N up to now.
+	KindDue = "outbox_due"
+	seqName = "outbox"
 )
+
+// sweepEvery is how often (real time) RunDue looks for pending deliveries
+// without their index row: a database of a remessa before the index, or a
+// delivery an older instance sharing the database queued. The first RunDue
+// of an Outbox always looks.
+const sweepEvery = 10 * time.Minute
 
 // Delivery states.
 const (
@@ -125,6 +141,8 @@ type Outbox struct {
 	kick chan struct{}
 	sent atomic.Int64
 	id   string // this instance, for leases on a shared store
+
+	swept time.Time // the last sweep (real time); only RunDue, under run, reads and sets it
 }
 
 // New returns an outbox on st, timed by clk.
@@ -176,7 +194,7 @@ func (o *Outbox) EnqueueFor(ctx context.Context, tx *store.Tx, key, target strin
 	}
 	now := o.clk.Now().UTC()
 	d := Delivery{ID: id, Key: key, URL: target, ContentType: contentType, Body: body, State: StatePending, CreatedAt: now, NextAt: now}
-	if err := tx.Put(KindPending, key, docID(id), d); err != nil {
+	if err := record(tx, d); err != nil {
 		return err
 	}
 	select {
@@ -238,16 +256,112 @@ func (o *Outbox) Retarget(ctx context.Context, tx *store.Tx, key, target string)
 	return len(ds), nil
 }
 
-// record stores d: a pending delivery in place, a finished one moved to
-// the done deliveries.
+// record stores d: a pending delivery in place with its index row, a
+// finished one moved to the done deliveries (its index row removed).
 func record(tx *store.Tx, d Delivery) error {
 	if d.State == StatePending {
-		return tx.Put(KindPending, d.Key, docID(d.ID), d)
+		if err := tx.Put(KindPending, d.Key, docID(d.ID), d); err != nil {
+			return err
+		}
+		return tx.PutIndex(KindDue, "", docID(d.ID), dueRow(d))
 	}
 	if err := tx.Delete(KindPending, d.Key, docID(d.ID)); err != nil {
 		return err
 	}
+	if err := tx.DeleteIndex(KindDue, "", docID(d.ID)); err != nil {
+		return err
+	}
 	return tx.Put(KindDone, "", docID(d.ID), d)
+}
+
+// dueRow is the index row of a pending delivery.
+func dueRow(d Delivery) store.Index {
+	return store.Index{N: d.NextAt.UnixNano(), S1: d.Key, S2: d.URL, I2: int64(d.Attempts)}
+}
+
+// due lists the pending deliveries whose time has come by now, from their
+// index rows (ID, Key, URL, Attempts and NextAt set; attempt reads the
+// rest), in queue order.
+func (o *Outbox) due(ctx context.Context, now time.Time) ([]Delivery, error) {
+	var out []Delivery
+	q := store.Query{Kind: KindDue, Where: []store.Cond{store.Between(store.ColN, math.MinInt64, now.UnixNano())}}
+	err := o.st.Find(ctx, q, func(id string, ix store.Index) error {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			return fmt.Errorf("outbox: index row %q: %w", id, err)
+		}
+		out = append(out, Delivery{ID: n, Key: ix.S1, URL: ix.S2, Attempts: int(ix.I2), NextAt: time.Unix(0, ix.N).UTC(), State: StatePending})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, err
+}
+
+// sweep writes the index row of each pending delivery that has none and
+// removes the rows whose delivery is no longer pending. It reads every
+// pending delivery (decoding only those without a row), so RunDue calls it
+// once at first and then every sweepEvery.
+func (o *Outbox) sweep(ctx context.Context) error {
+	rows := map[string]store.Index{}
+	if err := o.st.Find(ctx, store.Query{Kind: KindDue}, func(id string, ix store.Index) error {
+		rows[id] = ix
+		return nil
+	}); err != nil {
+		return fmt.Errorf("outbox: sweep: %w", err)
+	}
+	type ref struct{ key, id string }
+	var missing []ref
+	err := o.st.Each(ctx, KindPending, func(account, id string, _ []byte) error {
+		if ix, ok := rows[id]; ok {
+			delete(rows, id)
+			if ix.S1 == account {
+				return nil
+			}
+		}
+		missing = append(missing, ref{account, id}) // no row, or one naming another key: written again
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("outbox: sweep: %w", err)
+	}
+	if len(missing) == 0 && len(rows) == 0 {
+		return nil
+	}
+	// Read again in the write transaction: a delivery recorded meanwhile
+	// (another instance on a shared store) is indexed as it is now.
+	err = o.st.Tx(ctx, func(tx *store.Tx) error {
+		for _, m := range missing {
+			var d Delivery
+			found, err := tx.Get(KindPending, m.key, m.id, &d)
+			if err != nil {
+				// a document that does not decode cannot be posted; the
+				// others are indexed all the same
+				o.opt.Logger.Error().Err(err).Str("delivery", m.id).Msg("outbox: sweep")
+				continue
+			}
+			if found {
+				if err := tx.PutIndex(KindDue, "", m.id, dueRow(d)); err != nil {
+					return err
+				}
+			}
+		}
+		for id, ix := range rows {
+			var d Delivery
+			found, err := tx.Get(KindPending, ix.S1, id, &d)
+			if err != nil || found {
+				continue // a row left for a delivery that still decodes or not: the next sweep sees it again
+			}
+			if err := tx.DeleteIndex(KindDue, "", id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("outbox: sweep: %w", err)
+	}
+	o.opt.Logger.Info().Int("indexed", len(missing)).Int("orphans", len(rows)).Msg("outbox: pending deliveries indexed")
+	return nil
 }
 
 // Pending returns the deliveries not yet delivered nor given up, oldest
@@ -288,22 +402,26 @@ func (o *Outbox) RunDue(ctx context.Context) (int, error) {
 		return 0, ctx.Err()
 	}
 	defer func() { <-o.run }()
-	pending, err := o.Pending(ctx)
+	if o.swept.IsZero() || time.Since(o.swept) >= sweepEvery {
+		if err := o.sweep(ctx); err != nil {
+			return 0, err
+		}
+		o.swept = time.Now()
+	}
+	now := o.clk.Now()
+	pending, err := o.due(ctx, now)
 	if err != nil {
 		return 0, err
 	}
-	now := o.clk.Now()
 	// Deliveries to one URL go one after the other, in the order they were
 	// queued; different URLs are served in parallel.
 	var urls []string
 	due := map[string][]Delivery{}
 	for _, d := range pending {
-		if !d.NextAt.After(now) {
-			if _, seen := due[d.URL]; !seen {
-				urls = append(urls, d.URL)
-			}
-			due[d.URL] = append(due[d.URL], d)
+		if _, seen := due[d.URL]; !seen {
+			urls = append(urls, d.URL)
 		}
+		due[d.URL] = append(due[d.URL], d)
 	}
 	var (
 		wg        sync.WaitGroup
@@ -345,10 +463,10 @@ func (o *Outbox) RunDue(ctx context.Context) (int, error) {
 	return int(delivered.Load()), firstErr
 }
 
-// attempt posts d once and stores the outcome. It first re-reads d and
-// skips it when a Retarget moved it to another URL or gave it up since
-// RunDue listed it; a Retarget during the post sends the next retry to
-// the new URL.
+// attempt posts d once and stores the outcome. It first reads d (RunDue
+// lists only its index row) and skips it when a Retarget moved it to
+// another URL or gave it up since RunDue listed it; a Retarget during the
+// post sends the next retry to the new URL.
 func (o *Outbox) attempt(ctx context.Context, d Delivery) (ok, skipped bool, err error) {
 	if o.st.Shared() {
 		// Several instances run their outboxes over one database: the
@@ -365,10 +483,11 @@ func (o *Outbox) attempt(ctx context.Context, d Delivery) (ok, skipped bool, err
 			if cur.LeaseUntil != nil && cur.LeaseBy != o.id && now.Before(*cur.LeaseUntil) {
 				return nil // another instance is posting it
 			}
+			d = cur
 			until := now.Add(o.leaseFor())
 			cur.LeaseBy, cur.LeaseUntil = o.id, &until
 			claimed = true
-			return tx.Put(KindPending, cur.Key, docID(cur.ID), cur)
+			return tx.Put(KindPending, cur.Key, docID(cur.ID), cur) // the index row stays: time, URL and attempts unchanged
 		})
 		if err != nil {
 			return false, true, fmt.Errorf("outbox: claim delivery %d: %w", d.ID, err)
@@ -385,6 +504,7 @@ func (o *Outbox) attempt(ctx context.Context, d Delivery) (ok, skipped bool, err
 		if !found || cur.URL != d.URL {
 			return false, true, nil
 		}
+		d = cur
 	}
 	d.LeaseBy, d.LeaseUntil = "", nil
 	status, perr := o.post(ctx, d)
