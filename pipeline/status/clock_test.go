@@ -33,6 +33,7 @@ func isoDay(t *testing.T, s string) time.Time {
 // mudaram"), the reconciliation's as_of is the service's day, and the
 // first parcels still unpaid are overdue, not "a vencer".
 func TestSyncFollowsTheServiceClock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir, rn, res := issueEscola(t)
 	ctl := &control.Client{BaseURL: rn.URL}
@@ -129,6 +130,7 @@ func ledgerRows(t *testing.T, dir string) []status.Charge {
 // older ledger that kept this machine's clock, ahead of the service's):
 // the incremental sync still finds the next payment.
 func TestIncrementalEqualsFullAfterClockMoves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir, rn, res := issueEscola(t)
 	other := runtest.CopyRun(t, dir)
@@ -219,6 +221,7 @@ func TestIncrementalEqualsFullAfterClockMoves(t *testing.T) {
 // difference, in Portuguese and English; nothing within a minute; a
 // service that gave no Date is named as such.
 func TestClockNote(t *testing.T) {
+	t.Parallel()
 	local := time.Date(2026, 11, 28, 13, 0, 0, 0, time.UTC) // 10:00 in São Paulo
 	for _, c := range []struct {
 		skew     time.Duration
@@ -254,8 +257,9 @@ func TestClockNote(t *testing.T) {
 // each, the incremental sync (Pix received since the last one, refunds,
 // removed) and a full listing leave the two ledgers equal.
 func TestIncrementalEqualsFullAfterClockMovesPix(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	is := runtest.Cobv(t, 30)
+	is := cobv30.Issue(t)
 	rn, dir, rows := is.Sandbox, is.Outcome.Dir, is.Outcome.Results.Rows
 	other := runtest.CopyRun(t, dir)
 	ctl := &control.Client{BaseURL: rn.URL}

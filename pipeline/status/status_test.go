@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -15,11 +16,26 @@ import (
 	"remessa/sandbox/control"
 )
 
-// issueEscola runs the school's carnets (40 × 12) on a shared embedded
-// sandbox and returns the run folder and the sandbox.
+// The runs the tests share, issued once per test binary: the school's
+// carnets (40 × 12) and a 30-row cobv month. Each test works on its own
+// copy of the run and of the sandbox's data.
+var (
+	escola = runtest.ShareSample("../../samples/escola", "carnes.yaml", "alunos.xlsx")
+	cobv30 = runtest.ShareCobv(30)
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	escola.Remove()
+	cobv30.Remove()
+	os.Exit(code)
+}
+
+// issueEscola gives the test its own copy of the school's carnets on its
+// own embedded sandbox and returns the run folder and the sandbox.
 func issueEscola(t *testing.T) (string, *sandbox.Running, *results.Results) {
 	t.Helper()
-	is := runtest.Sample(t, "../../samples/escola", "carnes.yaml", "alunos.xlsx")
+	is := escola.Issue(t)
 	return is.Dir, is.Sandbox, is.Results
 }
 
@@ -28,6 +44,7 @@ func issueEscola(t *testing.T) (string, *sandbox.Running, *results.Results) {
 // second sync asks only for what changed, and the ledger never moves a
 // charge back.
 func TestSyncFollowsPayments(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir, rn, res := issueEscola(t)
 	ctl := &control.Client{BaseURL: rn.URL}
@@ -121,8 +138,9 @@ func TestSyncFollowsPayments(t *testing.T) {
 // refunded in full, one removed; a first sync lists the cobv, a later one
 // asks for the Pix received since and the refunds.
 func TestSyncFollowsPix(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	is := runtest.Cobv(t, 30)
+	is := cobv30.Issue(t)
 	rn, out := is.Sandbox, is.Outcome
 	opts := status.Options{Run: run.Options{Embedded: rn}}
 	if s, err := status.Sync(ctx, out.Dir, opts); err != nil || s.Charges != 30 || s.Open.Count != 30 || s.Calls != 1 {
