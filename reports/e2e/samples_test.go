@@ -89,6 +89,7 @@ func TestSampleJobsReports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the sample jobs")
 	}
+	t.Parallel()
 	for _, c := range []struct {
 		dir, job string
 		spoil    func(t *testing.T, work string) // makes some rows fail
@@ -105,6 +106,7 @@ func TestSampleJobsReports(t *testing.T) {
 			name += "/failing-rows"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			copyDir(t, filepath.Join("..", "..", "samples", c.dir), work)
 			if c.spoil != nil {
@@ -458,6 +460,7 @@ func TestRejectedRowsFixedAndRunAgain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs jobs")
 	}
+	t.Parallel()
 	work := t.TempDir()
 	csvText := "Código;Nome;CPF;Valor\n" +
 		"K1;Ana Lima;529.982.247-25;100,00\n" +
@@ -509,6 +512,7 @@ func TestRejectedXLSXFixedAndRunAgain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs jobs")
 	}
+	t.Parallel()
 	work := t.TempDir()
 	f := excelize.NewFile()
 	f.SetSheetName("Sheet1", "Clientes")
