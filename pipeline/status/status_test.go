@@ -201,3 +201,51 @@ func TestSyncFollowsPix(t *testing.T) {
 		t.Errorf("a later sync made %d calls, want 3 (Pix since, refunds, removed)", s.Calls)
 	}
 }
+
+// TestSyncListsEveryPage: a run of 1,001 cobv takes two pages of 1,000 to
+// list. One charge of each page the service gives is paid before the
+// first sync; the sync makes one call per page and finds both payments
+// (a sync that read only the first page would leave the second's charge
+// as it was seeded, ATIVA).
+func TestSyncListsEveryPage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	is := runtest.Cobv(t, 1001)
+	rn, out := is.Sandbox, is.Outcome
+	cl := runtest.Client(t, rn)
+	ctl := &control.Client{BaseURL: rn.URL}
+	byTxid := map[string]int64{}
+	for _, r := range out.Results.Rows {
+		byTxid[r.Txid] = r.AmountCents
+	}
+	var paid []string
+	var cents int64
+	for page := 0; page < 2; page++ {
+		p := api.ListCobVParams{}
+		p.Inicio, p.Fim = time.Now().Add(-24*time.Hour), time.Now().Add(24*time.Hour)
+		p.PaginaAtual, p.ItensPorPagina = page, 1000
+		list, err := cl.ListCobV(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{1000, 1}[page]; len(list.Cobs) != want || list.Parametros.Paginacao.QuantidadeDePaginas != 2 {
+			t.Fatalf("page %d lists %d cobv of %d pages; want %d of 2", page, len(list.Cobs), list.Parametros.Paginacao.QuantidadeDePaginas, want)
+		}
+		txid := list.Cobs[len(list.Cobs)-1].Txid
+		if _, err := ctl.PayPix(ctx, txid, ""); err != nil {
+			t.Fatalf("pay %s: %v", txid, err)
+		}
+		paid = append(paid, txid)
+		cents += byTxid[txid]
+	}
+	s, err := status.Sync(ctx, out.Dir, status.Options{Run: run.Options{Embedded: rn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Charges != 1001 || s.Calls != 2 {
+		t.Errorf("the first sync: %d charges in %d calls, want 1001 in 2", s.Charges, s.Calls)
+	}
+	if s.Received.Count != 2 || s.Received.Cents != cents || s.Open.Count != 999 {
+		t.Errorf("received %+v, open %+v; want 2 of %d (%v) and 999 open", s.Received, s.Open, cents, paid)
+	}
+}
