@@ -136,12 +136,19 @@ func TestBrowserDeskActions(t *testing.T) {
 		t.Errorf("the run page lists %d actions, want 3", n)
 	}
 	browserBothWidths(t, ctx, "06-execucao-depois")
-	// twenty days later (parcel 1 due on the 10th of next month), after
-	// "Atualizar situação": who owes is everyone but student a
-	if _, err := (&control.Client{BaseURL: rn.URL}).Advance(ctx0, control.AdvanceRequest{Duration: "20d"}); err != nil {
+	// ten days after parcel 1's due date (the 10th of next month: twenty
+	// days on, what this once did, pass it only after the 20th of a
+	// month), after "Atualizar situação": who owes is everyone but student a
+	due1, err := time.Parse("2006-01-02", b.Parcels[0].DueDate)
+	if err != nil {
 		t.Fatal(err)
 	}
-	browserClick(t, ctx, "form[action$='/situacao'] button")
+	if _, err := (&control.Client{BaseURL: rn.URL}).Advance(ctx0, control.AdvanceRequest{To: due1.AddDate(0, 0, 10).Format("2006-01-02") + "T10:00:00-03:00"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := browserClick(t, ctx, "form[action$='/situacao'] button"); st != 200 || !strings.Contains(browserPath(t, ctx), "ok=situacao") {
+		t.Fatalf("Atualizar situação: status %d at %s: %s", st, browserPath(t, ctx), browserText(t, ctx, "main"))
+	}
 	browserGo(t, ctx, srv.URL+"/inadimplencia")
 	var face int64
 	for _, row := range res.Rows[1:] {
