@@ -40,7 +40,7 @@ func TestDeskActionSurvivesKill9(t *testing.T) {
 	// desk's (below) is the one the checks ask
 	select {
 	case <-p.sandboxURL:
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("no \"serviço embutido iniciado\" log line; stderr:\n%s", p.log())
 	}
 	c := crashLogin(t, p.url)
@@ -63,7 +63,7 @@ func TestDeskActionSurvivesKill9(t *testing.T) {
 	c.postForm(actPath+"/confirmar", nil)
 	select {
 	case <-p.done:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("the desk was not killed in the action; stderr:\n%s", p.log())
 	}
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
@@ -76,11 +76,11 @@ func TestDeskActionSurvivesKill9(t *testing.T) {
 	select {
 	case u := <-p.sandboxURL:
 		sbURL = u
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("no \"serviço embutido iniciado\" log line; stderr:\n%s", p.log())
 	}
 	c = crashLogin(t, p.url)
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := testDeadline(t)
 	for {
 		r = c.get(actPath)
 		if strings.Contains(r.Body, `class="badge done" id="situacao-acao"`) {

@@ -35,7 +35,7 @@ func TestBackupDuringRunRestores(t *testing.T) {
 	var sbURL string
 	select {
 	case sbURL = <-p.sandboxURL:
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("no \"serviço embutido iniciado\" log line; stderr:\n%s", p.log())
 	}
 	crashSetFaults(t, sbURL, `{"all":{},"routes":{"PUT /v2/lotecobv/:id":{"latency":"500ms","jitter":"1s"},"GET /v2/cobv":{"latency":"2s","jitter":"2s"}}}`)

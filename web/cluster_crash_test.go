@@ -72,7 +72,7 @@ func TestWebClusterHandoffCrash(t *testing.T) {
 			}
 			select {
 			case <-p.done:
-			case <-time.After(30 * time.Second):
+			case <-time.After(time.Until(testDeadline(t))):
 				t.Fatalf("the web did not kill itself at %s; stderr:\n%s", point, p.log())
 			}
 			if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
@@ -88,7 +88,7 @@ func TestWebClusterHandoffCrash(t *testing.T) {
 
 			p = crashStartWebWith(t, bin, data, pwFile, nil, flags...)
 			c = crashLogin(t, p.url)
-			deadline := time.Now().Add(3 * time.Minute)
+			deadline := testDeadline(t)
 			for {
 				r = c.get(runPath)
 				if strings.Contains(r.Body, `class="badge done" data-k="status"`) {
@@ -98,7 +98,7 @@ func TestWebClusterHandoffCrash(t *testing.T) {
 					t.Fatalf("run ended %s after the restart: %s\nstderr:\n%s", m[1], crashSnippet(r.Body), p.log())
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("run not done 3 minutes after the restart: %s\nstderr:\n%s", crashSnippet(r.Body), p.log())
+					t.Fatalf("run not done at the test's deadline after the restart: %s\nstderr:\n%s", crashSnippet(r.Body), p.log())
 				}
 				time.Sleep(250 * time.Millisecond)
 			}

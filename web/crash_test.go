@@ -53,7 +53,7 @@ func TestWebRunSurvivesKill9(t *testing.T) {
 	var sbURL string
 	select {
 	case sbURL = <-p.sandboxURL:
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("no \"serviço embutido iniciado\" log line; stderr:\n%s", p.log())
 	}
 	crashSetFaults(t, sbURL, `{"all":{},"routes":{"PUT /v2/lotecobv/:id":{"latency":"500ms","jitter":"1s"},"GET /v2/cobv":{"latency":"2s","jitter":"2s"}}}`)
@@ -123,10 +123,11 @@ func crashStartCobvRun(t *testing.T, c *client, sheet []byte, rows int) string {
 	return r.URL.Path
 }
 
-// crashWaitDone waits up to 2 minutes for the run at runPath to be done.
+// crashWaitDone waits until the test's deadline for the run at runPath to
+// be done.
 func crashWaitDone(t *testing.T, c *client, p *crashWeb, runPath string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := testDeadline(t)
 	for {
 		r := c.get(runPath)
 		if r.Status != http.StatusOK {
@@ -139,7 +140,7 @@ func crashWaitDone(t *testing.T, c *client, p *crashWeb, runPath string) {
 			t.Fatalf("run ended %s after the restart: %s\nstderr:\n%s", m[1], crashSnippet(r.Body), p.log())
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run not done 2 minutes after the restart: %s\nstderr:\n%s", crashSnippet(r.Body), p.log())
+			t.Fatalf("run not done at the test's deadline after the restart: %s\nstderr:\n%s", crashSnippet(r.Body), p.log())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -333,7 +334,7 @@ func crashStartWebWith(t *testing.T, bin, data, pwFile string, env []string, fla
 	case p.url = <-urls:
 	case <-p.done:
 		t.Fatalf("remessa web ended at start: %v\n%s", cmd.ProcessState, p.log())
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("remessa web did not say where it listens; stderr:\n%s", p.log())
 	}
 	return p
@@ -354,7 +355,7 @@ func (p *crashWeb) stop(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("remessa web did not stop on SIGTERM; stderr:\n%s", p.log())
 	}
 	if !p.cmd.ProcessState.Success() {
@@ -402,7 +403,7 @@ func crashSetFaults(t testing.TB, sbURL, body string) {
 // satisfies stop, and returns that event.
 func crashWatchProgress(t *testing.T, c *client, path string, stop func(RunEvent) bool) RunEvent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), testDeadline(t))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.srv.URL+path, nil)
 	if err != nil {

@@ -156,7 +156,9 @@ func TestCancelAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crashSetFaults(t, rn.URL, `{"all":{},"routes":{"POST /v1/carnet":{"latency":"150ms"}}}`)
+	// 400 ms a carnet, 4 at a time: the run lasts about 4 s, so the
+	// cancel lands in its middle even with other tests on the cores
+	crashSetFaults(t, rn.URL, `{"all":{},"routes":{"POST /v1/carnet":{"latency":"400ms"}}}`)
 	r = c.postForm(base+"/executar", nil)
 	if !strings.HasPrefix(r.URL.Path, "/execucoes/") {
 		t.Fatalf("confirm: %d at %s", r.Status, r.URL.Path)
@@ -235,7 +237,9 @@ func TestRunGoesOnAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crashSetFaults(t, rn.URL, `{"all":{},"routes":{"POST /v1/carnet":{"latency":"150ms"}}}`)
+	// 400 ms a carnet, 4 at a time: the run lasts about 4 s, so the
+	// server stops in its middle even with other tests on the cores
+	crashSetFaults(t, rn.URL, `{"all":{},"routes":{"POST /v1/carnet":{"latency":"400ms"}}}`)
 	r := c.postForm(base+"/executar", nil)
 	runPath := r.URL.Path
 	ev := crashWatchProgress(t, c, runPath+"/eventos", func(e RunEvent) bool { return e.Progress.Done >= 4 })

@@ -15,15 +15,16 @@ import (
 	"time"
 )
 
-// waitRun waits until run id ends and returns it. It fails when the
+// waitRun waits until run id ends and returns it. It logs when the
 // run's status and progress stay the same for within (a run that stopped
-// moving), or at the test's deadline: a run that moves is given the time
-// it takes, however busy the machine.
+// moving, or a machine busy with the tests running in parallel) and fails
+// at the test's deadline: a run is given the time it takes.
 func waitRun(t testing.TB, srv *Server, id int64, within time.Duration) *runRecord {
 	t.Helper()
 	end := testDeadline(t)
 	still := time.Now().Add(within)
 	var last string
+	logged := false
 	for {
 		r, err := srv.loadRun(context.Background(), id)
 		if err != nil {
@@ -33,13 +34,14 @@ func waitRun(t testing.TB, srv *Server, id int64, within time.Duration) *runReco
 			return r
 		}
 		if now := r.Status + "\x00" + r.Progress; now != last {
-			last, still = now, time.Now().Add(within)
+			last, still, logged = now, time.Now().Add(within), false
 		}
-		if time.Now().After(still) {
-			t.Fatalf("run %d still %s after %s without progress: %s", id, r.Status, within, r.Message)
+		if !logged && time.Now().After(still) {
+			t.Logf("run %d still %s after %s without progress (a busy machine?): %s", id, r.Status, within, r.Message)
+			logged = true
 		}
 		if time.Now().After(end) {
-			t.Fatalf("run %d still %s at the test's deadline: %s", id, r.Status, r.Message)
+			t.Fatalf("run %d still %s at the test's deadline (progress %s): %s", id, r.Status, r.Progress, r.Message)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -174,7 +174,7 @@ func TestFollowRegua(t *testing.T) {
 		t.Fatalf("the tick queued %d (%v), want 1", n, err)
 	}
 	// River works it: a third pass, nothing more sent
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := testDeadline(t)
 	for {
 		l, err := srv.river.JobList(ctx, river.NewJobListParams().Kinds(FollowRunArgs{}.Kind()).States(rivertype.JobStateCompleted))
 		if err != nil {

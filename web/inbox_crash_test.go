@@ -65,7 +65,7 @@ func TestInboxSurvivesKill9(t *testing.T) {
 	var sbURL string
 	select {
 	case sbURL = <-p.sandboxURL:
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("no sandbox URL in the log:\n%s", p.log())
 	}
 	res := crashResults(t, filepath.Join(data, "execucoes"))
@@ -75,7 +75,7 @@ func TestInboxSurvivesKill9(t *testing.T) {
 	}
 	select {
 	case <-p.done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("the desk was not killed at its apply; stderr:\n%s", p.log())
 	}
 	// (the carnet's token was applied before: posted again, it is pending again)
@@ -90,7 +90,7 @@ func TestInboxSurvivesKill9(t *testing.T) {
 	// started again: the inbox is applied by itself
 	p = crashStartWebWith(t, bin, data, pwFile, nil, flags...)
 	c = crashLogin(t, p.url)
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := testDeadline(t)
 	for {
 		body := c.get(runPath).Body
 		if strings.Contains(body, received(25000)) {
@@ -151,17 +151,17 @@ func inboxCounts(t *testing.T, path string) inboxN {
 	return n
 }
 
-// waitInbox waits up to a minute for ok on the inbox's counts.
+// waitInbox waits until the test's deadline for ok on the inbox's counts.
 func waitInbox(t *testing.T, path string, ok func(inboxN) bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := testDeadline(t)
 	for {
 		n := inboxCounts(t, path)
 		if ok(n) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %+v after a minute", what, n)
+			t.Fatalf("%s: %+v at the test's deadline", what, n)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -128,17 +128,23 @@ func inboxCarnetRun(t *testing.T, srv *Server, c *client) (*runRecord, *results.
 	return rec, res
 }
 
-// waitPage GETs path until its body has want (or fails after within).
+// waitPage GETs path until its body has want; it logs when that takes
+// longer than within and fails at the test's deadline (the other tests
+// running in parallel make a busy machine).
 func waitPage(t *testing.T, c *client, path, want string, within time.Duration) string {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	start, deadline, logged := time.Now(), testDeadline(t), false
 	for {
 		r := c.get(path)
 		if r.Status == http.StatusOK && strings.Contains(r.Body, want) {
 			return r.Body
 		}
+		if !logged && time.Since(start) > within {
+			t.Logf("%s does not show %q after %s (a busy machine?)", path, want, within)
+			logged = true
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s never showed %q within %s", path, want, within)
+			t.Fatalf("%s never showed %q by the test's deadline, %s after it started waiting", path, want, time.Since(start).Round(time.Second))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -155,10 +161,11 @@ func sitReceived(body string) string {
 
 var sitReceivedRE = regexp.MustCompile(`data-sit="received">([^<]*)<`)
 
-// waitInboxStats waits up to a minute for ok on the desk's inbox counts.
+// waitInboxStats waits until the test's deadline for ok on the desk's inbox
+// counts.
 func waitInboxStats(t *testing.T, srv *Server, ok func(listen.Stats) bool, what string) listen.Stats {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := testDeadline(t)
 	for {
 		st, err := srv.inbox.Stats(context.Background())
 		if err != nil {
@@ -168,7 +175,7 @@ func waitInboxStats(t *testing.T, srv *Server, ok func(listen.Stats) bool, what 
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: the inbox is %+v after a minute", what, st)
+			t.Fatalf("%s: the inbox is %+v at the test's deadline", what, st)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -176,7 +176,7 @@ func TestDeskMonthOfReminders(t *testing.T) {
 	p := crashStartWebWith(t, bin, data, pwFile, []string{"REMESSA_CRASH_AT=remind-sent:4"}, "--sync-every", "1s")
 	select {
 	case <-p.done:
-	case <-time.After(3 * time.Minute):
+	case <-time.After(time.Until(testDeadline(t))):
 		t.Fatalf("the desk was not killed in its pass; stderr:\n%s", p.log())
 	}
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
@@ -206,7 +206,7 @@ func TestDeskMonthOfReminders(t *testing.T) {
 	}
 	// started again: the periodic job's next tick runs the pass again
 	p = crashStartWebWith(t, bin, data, pwFile, nil, "--sync-every", "1s")
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := testDeadline(t)
 	for {
 		if n, sending := onDay(hist(), 0); n == 9 && sending == 0 {
 			break
