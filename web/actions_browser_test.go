@@ -21,6 +21,7 @@ import (
 // a viewer sees the same pages without a button to act. Every page is
 // photographed at 1280 and 390 px.
 func TestBrowserDeskActions(t *testing.T) {
+	t.Parallel()
 	ctx0 := context.Background()
 	srv := btServer(t)
 	chromiumPath(t)

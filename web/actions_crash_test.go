@@ -25,6 +25,7 @@ import (
 // are cancelled, and the service holds exactly one cancellation of each
 // carnet.
 func TestDeskActionSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a desk process killed; skipped with -short")
 	}

@@ -93,6 +93,7 @@ func count(body, name string) string {
 // situation and list of actions, the audit naming the users, bad input,
 // and a viewer who sees the pages but cannot act.
 func TestDeskActionsHTTP(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)

@@ -12,6 +12,7 @@ import (
 // and the backup page.
 // Every page is photographed at 1280 and 390 px.
 func TestBrowserAdmin(t *testing.T) {
+	t.Parallel()
 	srv := btServer(t)
 	ctx := newBrowser(t)
 	rec := browserErrors(t, ctx)

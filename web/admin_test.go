@@ -65,6 +65,7 @@ func createUserShown(t *testing.T, admin *client, username string, role Role) (i
 }
 
 func TestAdminCreateUsers(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	admin := login(t, srv, "admin", testAdminPassword)
 	for _, role := range Roles {
@@ -102,6 +103,7 @@ func TestAdminCreateUsers(t *testing.T) {
 }
 
 func TestAdminBadUserInput(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	admin := login(t, srv, "admin", testAdminPassword)
 	cases := []struct {
@@ -137,6 +139,7 @@ func TestAdminBadUserInput(t *testing.T) {
 }
 
 func TestAdminResetPasswordEndsSessions(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	admin := login(t, srv, "admin", testAdminPassword)
 	id, pw := createUserShown(t, admin, "ana", RoleOperator)
@@ -190,6 +193,7 @@ func TestAdminResetPasswordEndsSessions(t *testing.T) {
 }
 
 func TestAdminDisabledUserCannotSignIn(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	admin := login(t, srv, "admin", testAdminPassword)
 	id, pw := createUserShown(t, admin, "davi", RoleApprover)
@@ -213,6 +217,7 @@ func TestAdminDisabledUserCannotSignIn(t *testing.T) {
 }
 
 func TestAdminUserAccountLimits(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	admin := login(t, srv, "admin", testAdminPassword)
 	id, _ := createUserShown(t, admin, "eva", RoleOperator)
@@ -246,6 +251,7 @@ func TestAdminUserAccountLimits(t *testing.T) {
 }
 
 func TestAdminLastAdmin(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	admin := login(t, srv, "admin", testAdminPassword)
 	for _, form := range []url.Values{
@@ -300,6 +306,7 @@ func adminRoutePath(pattern string, id string) (method, path string) {
 }
 
 func TestAdminRoutesNeedAdmin(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	admin := login(t, srv, "admin", testAdminPassword)
 	routes := srv.adminRoutes()
@@ -384,6 +391,7 @@ func testP12(t *testing.T, password string, notAfter time.Time) []byte {
 }
 
 func TestAdminAccountCredentialsSealed(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	admin := login(t, srv, "admin", testAdminPassword)
@@ -505,6 +513,7 @@ func TestAdminAccountCredentialsSealed(t *testing.T) {
 }
 
 func TestAdminAccountBadInput(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	admin := login(t, srv, "admin", testAdminPassword)
 	good := testP12(t, "senha-p12", time.Now().AddDate(1, 0, 0))

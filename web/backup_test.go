@@ -22,6 +22,7 @@ import (
 // The restored run finishes by its journal, and the restored sandbox
 // holds exactly one cobv per row.
 func TestBackupDuringRunRestores(t *testing.T) {
+	t.Parallel()
 	const rows = 3000
 	start := time.Now()
 	bin := crashBuildRemessa(t)

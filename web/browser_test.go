@@ -717,6 +717,7 @@ func btCookie(resp *http.Response, name string) *http.Cookie {
 // ---- the tests ----
 
 func TestBrowserLogin(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t) // first: skips at once without Chromium
 	srv := btServer(t)
 	consoleErrors := browserErrors(t, ctx)
@@ -826,6 +827,7 @@ func TestBrowserLogin(t *testing.T) {
 }
 
 func TestBrowserLanguage(t *testing.T) {
+	t.Parallel()
 	srv := btServer(t)
 
 	t.Run("choice", func(t *testing.T) {
@@ -896,6 +898,7 @@ func TestBrowserLanguage(t *testing.T) {
 }
 
 func TestCSRFRefused(t *testing.T) {
+	t.Parallel()
 	srv := btServer(t)
 	a := btLogin(t, srv, "admin", adminTestPassword)
 	b := btUserWithRole(t, srv, "outra", RoleViewer)
@@ -1008,6 +1011,7 @@ func TestRouteRequest(t *testing.T) {
 }
 
 func TestEveryStateChangingRouteChecksRole(t *testing.T) {
+	t.Parallel()
 	srv := btServer(t)
 	users := map[Role]*btUser{RoleAdmin: btLogin(t, srv, "admin", adminTestPassword)}
 	for _, r := range Roles {

@@ -17,6 +17,7 @@ import (
 // no confirm button), and a cluster run's page following its units and
 // rows from the database until it ends.
 func TestBrowserCluster(t *testing.T) {
+	t.Parallel()
 	const rows, batch = 400, 50
 	dsn := pgtest.DSN(t)
 	rn, cl := clusterSandbox(t)

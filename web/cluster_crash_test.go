@@ -26,6 +26,7 @@ import (
 // the same data, the server finishes the handoff and the run by itself:
 // exactly one cluster run in the database, every row issued exactly once.
 func TestWebClusterHandoffCrash(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and kills processes; skipped with -short")
 	}
@@ -33,6 +34,7 @@ func TestWebClusterHandoffCrash(t *testing.T) {
 		"lote-sent": "REMESSA_CRASH_AT=lote-sent:1"}
 	for _, point := range []string{"handoff", "handoff-pg", "lote-sent"} {
 		t.Run(point, func(t *testing.T) {
+			t.Parallel() // a database, a sandbox and a desk process of its own
 			const rows, batch = 300, 100
 			start := time.Now()
 			dsn := pgtest.DSN(t)

@@ -206,6 +206,7 @@ func clusterRuns(t *testing.T, dsn string) []string {
 // in the database's runs index, which a second web on the same database
 // consults when the same sheet is planned again.
 func TestWebClusterRun(t *testing.T) {
+	t.Parallel()
 	const rows, batch = 500, 100
 	start := time.Now()
 	dsn := pgtest.DSN(t)
@@ -303,6 +304,7 @@ func pgPassword(dsn string) string {
 // sandbox): the new remessa page says so, the plan page explains it
 // without a confirm button, and a confirm posted anyway is refused.
 func TestWebClusterEmbeddedRefused(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	srv := startClusterServer(t, dsn, -1)
 	c := login(t, srv, "admin", testAdminPassword)
@@ -333,6 +335,7 @@ func TestWebClusterEmbeddedRefused(t *testing.T) {
 // database shares a web run's units with the web's own worker; every row
 // is issued once.
 func TestWebClusterSharedWithWorker(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and runs a worker process; skipped with -short")
 	}
@@ -400,6 +403,7 @@ func TestWebClusterSharedWithWorker(t *testing.T) {
 // counted as given up), and Retomar enqueues them again: the run ends
 // done with every row issued exactly once.
 func TestWebClusterCancelResume(t *testing.T) {
+	t.Parallel()
 	const rows, batch = 400, 50
 	dsn := pgtest.DSN(t)
 	rn, cl := clusterSandbox(t)

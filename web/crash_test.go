@@ -35,6 +35,7 @@ import (
 // finish by itself (River job recovered, run resumed through its journal),
 // and the embedded sandbox must hold exactly one cobv per row.
 func TestWebRunSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	const rows = 3000
 	start := time.Now()
 	bin := crashBuildRemessa(t)

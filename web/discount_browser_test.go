@@ -14,6 +14,7 @@ import (
 // the first parcel), and on the plan page which parcels get which window,
 // with the dates (docs/discounts.md). Photographed at 1280 and 390 px.
 func TestBrowserCarnetDiscountWindow(t *testing.T) {
+	t.Parallel()
 	srv := btServer(t)
 	if _, err := srv.createUser(context.Background(), "secretaria", "Secretaria", "senha-da-secretaria", RoleOperator); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ func newCarnetDraft(t *testing.T, c *client, sheet []byte) string {
 // beside the sheet under the name the user uploaded, runs with the CLI's
 // engine (run.Run, what `remessa run` calls) unchanged.
 func TestJobDownloadRunsWithRemessaRun(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	sheet := readSample(t, "../samples/escola/alunos.xlsx")
@@ -76,6 +77,7 @@ func TestJobDownloadRunsWithRemessaRun(t *testing.T) {
 // TestSettingsErrorsAtTheirFields: the job loader's messages come back next
 // to the field they are about, with the typed value kept.
 func TestSettingsErrorsAtTheirFields(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	base := newCarnetDraft(t, c, readSample(t, "../samples/escola/alunos.xlsx"))
@@ -97,6 +99,7 @@ func TestSettingsErrorsAtTheirFields(t *testing.T) {
 // TestUploadRefusals: what is not a sheet is refused with a page saying
 // why (400), and nothing of it stays.
 func TestUploadRefusals(t *testing.T) {
+	t.Parallel()
 	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AdminPassword: testAdminPassword, MaxUpload: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +148,7 @@ func TestUploadRefusals(t *testing.T) {
 // TestCancelAndResume: a run cancelled from its page stops after the calls
 // in flight, and resumed it ends with exactly one carnet per row.
 func TestCancelAndResume(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	base := newCarnetDraft(t, c, readSample(t, "../samples/escola/alunos.xlsx"))
@@ -218,6 +222,7 @@ func jsonUnmarshal(s string, v any) { json.Unmarshal([]byte(s), v) }
 // run (Ctrl+C) stops it after the calls in flight; started again on the
 // same folder, River takes the run up and it ends with one carnet per row.
 func TestRunGoesOnAfterRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	start := func() *Server {
 		srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: dir, AdminPassword: testAdminPassword})
@@ -279,6 +284,7 @@ func TestRunGoesOnAfterRestart(t *testing.T) {
 // is (its input pointed at the upload) and the remessa goes straight to
 // the check; a viewer reads the run that comes of it but prepares nothing.
 func TestUploadJobWithSheet(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	r := c.postMultipart("/remessas", url.Values{"kind": {"cobv"}, "account": {"1"}},

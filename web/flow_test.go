@@ -60,6 +60,7 @@ func readSample(t testing.TB, p string) []byte {
 // browser: upload the school's sheet, keep the matched columns, set the
 // carnets, validate, plan, run on the embedded service, and fetch a PDF.
 func TestFlowCarnetsHTTP(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	r := c.postMultipart("/remessas", url.Values{"kind": {"carnets"}, "account": {"1"}},

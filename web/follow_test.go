@@ -80,6 +80,7 @@ func sandboxResends(t *testing.T, ctl *control.Client) []string {
 // two of one run. The run page shows the history, in a real browser at
 // 1280 and 390 px.
 func TestFollowRegua(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	rn, err := srv.embedded()

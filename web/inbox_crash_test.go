@@ -27,6 +27,7 @@ import (
 // untouched; a third start, without any request, applies it and the run
 // page shows the payment.
 func TestInboxSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	bin := crashBuildRemessa(t)
 	data := t.TempDir()
 	pwFile := filepath.Join(t.TempDir(), "senha-admin")

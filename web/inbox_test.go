@@ -194,6 +194,7 @@ func received(cents int64) string { return `data-sit="received">` + rules.Format
 // sandbox change their run pages by themselves, through the inbox and its
 // River job, with nobody pressing "Atualizar situação".
 func TestInboxNotifications(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	logs := &syncBuffer{}
 	srv := startServerCfg(t, Config{SyncEvery: -1, Log: logs})

@@ -3,6 +3,8 @@ package web
 import (
 	"flag"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,14 +19,28 @@ import (
 // take about a second).
 //
 // go test's -timeout is for the whole test binary, 10 minutes unless
-// told: this package's tests take 6–8 minutes on a 2-core machine under
+// told: this package's tests take minutes on a 2-core machine under
 // -race, longer when it is busy, so that default becomes 30 minutes here
 // (a slow machine then reports a slow test, not a panic of the whole
 // package). Any other -timeout given stays.
+//
+// Most of the package's tests run with t.Parallel: they wait on a
+// Chromium tab, a `remessa` child process, latency the sandbox was told
+// to add or a run's next unit, and one test's waiting is another's time
+// on the cores. go test runs GOMAXPROCS parallel tests at a time unless
+// -parallel says otherwise; here that default becomes webParallel
+// (twice the cores, at least 4), and a -parallel given stays. The tests
+// that must run alone (they read the process's metrics or time the
+// machine) do not call t.Parallel: go test runs them first.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if f := flag.Lookup("test.timeout"); f != nil && f.Value.String() == (10*time.Minute).String() {
 		f.Value.Set((30 * time.Minute).String())
+	}
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if f := flag.Lookup("test.parallel"); f != nil && !given["test.parallel"] {
+		f.Value.Set(strconv.Itoa(webParallel()))
 	}
 	bcryptCost = bcrypt.MinCost
 	code := m.Run()
@@ -33,3 +49,7 @@ func TestMain(m *testing.M) {
 	runtest.RemoveBinary()
 	os.Exit(code)
 }
+
+// webParallel is how many of the package's parallel tests run at once
+// when -parallel is not given: twice the cores, at least 4.
+func webParallel() int { return max(4, 2*runtime.GOMAXPROCS(0)) }

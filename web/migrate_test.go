@@ -16,6 +16,7 @@ import (
 // (a version beyond the last step this binary knows) stops the server
 // with a message naming both versions, and that nothing is written to it.
 func TestNewerWebDBRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: dir, AdminPassword: testAdminPassword})
 	if err != nil {

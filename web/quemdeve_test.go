@@ -21,6 +21,7 @@ import (
 // lists who owes as of the service's day, the largest amount first, in a
 // real browser at 1280 and 390 px.
 func TestQuemDeveOnRunPage(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	r := c.postMultipart("/remessas", url.Values{"kind": {"carnets"}, "account": {"1"}},

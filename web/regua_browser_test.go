@@ -26,6 +26,7 @@ import (
 // the run page shows who was e-mailed; the principal (a viewer) sees the
 // same block without a way to change it. Every page at 1280 and 390 px.
 func TestBrowserRegua(t *testing.T) {
+	t.Parallel()
 	ctx0 := context.Background()
 	srv := btServer(t)
 	chromiumPath(t)

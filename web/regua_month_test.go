@@ -90,6 +90,7 @@ func escolaRunDue(t *testing.T, srv *Server, c *client, due string) (*runRecord,
 // received are exactly the test's lists: none to a family that had paid,
 // none twice, none on a weekend.
 func TestDeskMonthOfReminders(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a month of passes and a desk process killed; skipped with -short")
 	}

@@ -61,6 +61,7 @@ func reguaForm4() url.Values {
 // with what is wrong and where; a viewer sees the run's régua and no way
 // to change it, and the admin's page is the admin's.
 func TestReguaPagesHTTP(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	mb := smtptest.Start(t)
 	ctx := context.Background()

@@ -23,6 +23,7 @@ import (
 // and an unknown layout are refused with a message; a viewer downloads but
 // does not write. The section is photographed at 1280 and 390 px.
 func TestRetornoOnRunPage(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	_, res := escolaRunDue(t, srv, c, "10/12/2026") // run 1

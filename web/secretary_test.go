@@ -84,6 +84,7 @@ func fetchBytes(t *testing.T, ctx context.Context, path string) (int, string, []
 // the progress reach the end, open the report and a carnet PDF of 12
 // parcels. Every step is photographed at 1280 and 390 px.
 func TestBrowserSecretary(t *testing.T) {
+	t.Parallel()
 	srv := btServer(t)
 	if _, err := srv.createUser(context.Background(), "secretaria", "Secretaria Escola Aquarela", "senha-da-secretaria", RoleOperator); err != nil {
 		t.Fatal(err)

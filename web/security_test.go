@@ -25,6 +25,7 @@ import (
 // answers 429 even with the right one, and the limit is per user too
 // (a second address cannot go on guessing the same user's password).
 func TestLoginRateLimited(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := newClient(t, srv)
 	try := func(pw string) *response {
@@ -64,6 +65,7 @@ func TestLoginRateLimited(t *testing.T) {
 // TestIdleSessionEnds: a session unused for longer than IdleTimeout is
 // over; one used within it goes on.
 func TestIdleSessionEnds(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -97,6 +99,7 @@ func TestIdleSessionEnds(t *testing.T) {
 
 // TestTLSSecureCookie: served over TLS, the session cookie is Secure too.
 func TestTLSSecureCookie(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	certFile, keyFile := selfSigned(t, dir)
 	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AdminPassword: testAdminPassword,

@@ -19,6 +19,7 @@ import (
 // there, its carnet PDF is served by the embedded sandbox from the old
 // sandbox.db, and the sealed credentials of the second account open.
 func TestUpgradeDeskFrom8e335f2(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(migratetest.Unpack(t, "desk"), "desk")
 	counts := func(db *sql.DB) (users, accounts, runs int) {

@@ -26,6 +26,7 @@ func visibleText(html string) string {
 // words that the next page can give it. A slip sheet with no name and no
 // CPF column still lists them as missing, in words.
 func TestColumnsPageWords(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	r := c.postMultipart("/remessas", url.Values{"kind": {"carnets"}, "account": {"1"}},
@@ -75,6 +76,7 @@ func TestColumnsPageWords(t *testing.T) {
 // its code ("cpf_invalido (1)" before); the code stays in the filter's
 // address and data-code, for programs.
 func TestValidationFiltersWords(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
 	r := c.postMultipart("/remessas", url.Values{"kind": {"carnets"}, "account": {"1"}},
@@ -115,6 +117,7 @@ func TestValidationFiltersWords(t *testing.T) {
 // on Conferência filters named in words; both pages photographed at 1280
 // and 390 px.
 func TestBrowserWordsNotCodes(t *testing.T) {
+	t.Parallel()
 	srv := btServer(t)
 	ctx := newBrowser(t)
 	rec := browserErrors(t, ctx)

@@ -43,6 +43,7 @@ func hostileCSV(t *testing.T) string {
 // =HYPERLINK(…) show as the text they are on every page (no script runs,
 // the CSP sees nothing to refuse), and every download keeps them text.
 func TestHostileNamesShowAsText(t *testing.T) {
+	t.Parallel()
 	srv := btServer(t)
 	ctx := newBrowser(t)
 	rec := browserErrors(t, ctx)
