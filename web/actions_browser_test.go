@@ -39,7 +39,7 @@ func TestBrowserDeskActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := res.Rows[0], res.Rows[1]
-	if _, err := (&control.Client{BaseURL: rn.URL}).PayParcel(ctx0, a.CarnetID, 1, control.PayRequest{}, rn.PayeeCode); err != nil {
+	if _, err := sandboxControl(t, rn.URL).PayParcel(ctx0, a.CarnetID, 1, control.PayRequest{}, rn.PayeeCode); err != nil {
 		t.Fatal(err)
 	}
 	runPath := fmt.Sprintf("/execucoes/%d", rec.ID)
@@ -144,7 +144,7 @@ func TestBrowserDeskActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&control.Client{BaseURL: rn.URL}).Advance(ctx0, control.AdvanceRequest{To: due1.AddDate(0, 0, 10).Format("2006-01-02") + "T10:00:00-03:00"}); err != nil {
+	if _, err := sandboxControl(t, rn.URL).Advance(ctx0, control.AdvanceRequest{To: due1.AddDate(0, 0, 10).Format("2006-01-02") + "T10:00:00-03:00"}); err != nil {
 		t.Fatal(err)
 	}
 	if st := browserClick(t, ctx, "form[action$='/situacao'] button"); st != 200 || !strings.Contains(browserPath(t, ctx), "ok=situacao") {

@@ -103,7 +103,7 @@ func TestDeskActionsHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := res.Rows[0], res.Rows[1]
-	if _, err := (&control.Client{BaseURL: rn.URL}).PayParcel(ctx, a.CarnetID, 1, control.PayRequest{}, rn.PayeeCode); err != nil {
+	if _, err := sandboxControl(t, rn.URL).PayParcel(ctx, a.CarnetID, 1, control.PayRequest{}, rn.PayeeCode); err != nil {
 		t.Fatal(err)
 	}
 

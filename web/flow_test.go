@@ -117,7 +117,7 @@ func TestFlowCarnetsHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := res.Rows[0].Parcels[0].ValueCents
-	if _, err := (&control.Client{BaseURL: rn.URL}).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
+	if _, err := sandboxControl(t, rn.URL).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
 		t.Fatal(err)
 	}
 	r = c.postForm("/execucoes/1/situacao", nil)

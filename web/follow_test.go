@@ -87,7 +87,7 @@ func TestFollowRegua(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := &control.Client{BaseURL: rn.URL}
+	ctl := sandboxControl(t, rn.URL)
 	to := func(instant string) {
 		t.Helper()
 		if _, err := ctl.Advance(ctx, control.AdvanceRequest{To: instant}); err != nil {

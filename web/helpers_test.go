@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"remessa/sandbox/control"
 )
 
 // testAdminPassword is the first administrator's password in startServer.
@@ -192,4 +194,12 @@ func (c *client) signedIn() bool {
 	c.t.Helper()
 	r := c.get("/")
 	return r.Status == http.StatusOK && r.URL.Path == "/"
+}
+
+// sandboxControl is a client of the control routes (clock, payments) of
+// the sandbox at base whose requests may take until the test's deadline:
+// control.Client's default 30 s was too short for a clock advance with
+// the package's other tests on the cores.
+func sandboxControl(t testing.TB, base string) *control.Client {
+	return &control.Client{BaseURL: base, HTTP: &http.Client{Timeout: time.Until(testDeadline(t))}}
 }

@@ -71,7 +71,7 @@ func TestInboxSurvivesKill9(t *testing.T) {
 	}
 	res := crashResults(t, filepath.Join(data, "execucoes"))
 	before := inboxCounts(t, inboxDB)
-	if _, err := (&control.Client{BaseURL: sbURL}).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{}, ""); err != nil {
+	if _, err := sandboxControl(t, sbURL).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -204,7 +204,7 @@ func TestInboxNotifications(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := &control.Client{BaseURL: rn.URL}
+	ctl := sandboxControl(t, rn.URL)
 	cl := runtest.Client(t, rn)
 
 	rec, res := inboxCarnetRun(t, srv, c)

@@ -49,7 +49,7 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := int64(10000)
-	ctl := &control.Client{BaseURL: rn.URL}
+	ctl := sandboxControl(t, rn.URL)
 	if _, err := ctl.PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
 		t.Fatal(err)
 	}

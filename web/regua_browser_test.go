@@ -43,7 +43,7 @@ func TestBrowserRegua(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := &control.Client{BaseURL: rn.URL}
+	ctl := sandboxControl(t, rn.URL)
 	if _, err := ctl.Advance(ctx0, control.AdvanceRequest{To: "2027-02-22T09:00:00-03:00"}); err != nil {
 		t.Fatal(err)
 	}

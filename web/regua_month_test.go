@@ -122,7 +122,7 @@ func TestDeskMonthOfReminders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctl, payee = &control.Client{BaseURL: rn.URL}, rn.PayeeCode
+		ctl, payee = sandboxControl(t, rn.URL), rn.PayeeCode
 	}
 	connect()
 	to := func(instant string) {

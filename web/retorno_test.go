@@ -33,7 +33,7 @@ func TestRetornoOnRunPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := int64(10000)
-	if _, err := (&control.Client{BaseURL: rn.URL}).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
+	if _, err := sandboxControl(t, rn.URL).PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
 		t.Fatal(err)
 	}
 	c.http.Timeout = 3 * time.Minute // a busy machine under -race
