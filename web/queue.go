@@ -54,6 +54,27 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	return w.s.work(ctx, job.Args)
 }
 
+// riverStartTries is how many times startRiver starts River when its
+// start only timed out.
+const riverStartTries = 3
+
+// startRiver starts the River client c. River gives each queue's first
+// fetch of its settings 10 s, and the desk's River has one connection to
+// web.db: on a machine busy enough (a desk's tests under -race sharing two
+// cores with others) that ran out and the desk did not start. A start
+// that only timed out leaves nothing started (River stops what it began),
+// so it is tried again, riverStartTries times in all; retrying is told
+// each timeout. Any other error ends it at once.
+func startRiver(ctx context.Context, c *river.Client[*sql.Tx], retrying func(err error, try int)) error {
+	for try := 1; ; try++ {
+		err := c.Start(context.WithoutCancel(ctx))
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) || try == riverStartTries || ctx.Err() != nil {
+			return err
+		}
+		retrying(err, try)
+	}
+}
+
 func (s *Server) startQueue(ctx context.Context) error {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &runWorker{s: s}); err != nil {
@@ -89,7 +110,9 @@ func (s *Server) startQueue(ctx context.Context) error {
 	if err := s.recoverActions(ctx); err != nil {
 		return err
 	}
-	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+	if err := startRiver(ctx, c, func(err error, try int) {
+		s.log.Warn().Err(err).Int("tentativa", try).Msg("fila de execuções demorou a começar; de novo")
+	}); err != nil {
 		return fmt.Errorf("fila de execuções: %w", err)
 	}
 	// what the inbox kept before a stop (a kill -9 between a 200 and its
