@@ -16,7 +16,9 @@ import (
 	"time"
 	"unicode"
 
+	"remessa/formats"
 	"remessa/pipeline"
+	"remessa/pipeline/movements"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run"
 	"remessa/reports"
@@ -35,6 +37,61 @@ type planView struct {
 	// Cluster: the server runs on PostgreSQL (--db); NoCluster: the
 	// account is the embedded service, which a cluster run cannot use
 	Cluster, NoCluster bool
+	// Movements is a CNAB remessa's titles that are not entries (baixas,
+	// new due dates…), carried out after the issuance on the runs that
+	// issued them: nil when the file has none.
+	Movements *movementsView
+}
+
+// movementsView is the plan page's section on a CNAB remessa's movements.
+type movementsView struct {
+	Titles  int
+	Apply   int // titles in Groups: what the run will carry out
+	Groups  []movementGroup
+	Refused []movementRefusal
+}
+
+type movementGroup struct {
+	Code, Name, RunID string
+	Titles            int
+}
+
+type movementRefusal struct {
+	Where, Key, Code, Reason string
+}
+
+// planMovements is the movements section of d's plan, from the same
+// pipeline/movements.Scan a run of d carries out: nil for a sheet or a
+// file of entries only.
+func (s *Server) planMovements(ctx context.Context, d *Draft, service, lang string) (*movementsView, string) {
+	job, err := s.loadJob(d)
+	if err != nil || !movements.IsCNAB(job) {
+		return nil, ""
+	}
+	mp, err := movements.Scan(ctx, job, s.runsDir(), service)
+	if err != nil || mp.Titles == 0 {
+		return nil, "" // a file the reader refuses: the plan says why
+	}
+	v := &movementsView{Titles: mp.Titles}
+	for _, g := range mp.Groups {
+		pt, en := formats.CNABMovementName(g.Code)
+		name := pt
+		if lang == "en" {
+			name = en
+		}
+		v.Groups = append(v.Groups, movementGroup{Code: g.Code, Name: name, RunID: g.RunID, Titles: len(g.Titles)})
+		v.Apply += len(g.Titles)
+	}
+	for _, r := range mp.Refused {
+		reason := r.Reason
+		if lang == "en" && r.ReasonEN != "" {
+			reason = r.ReasonEN
+		}
+		v.Refused = append(v.Refused, movementRefusal{Where: r.Where(lang), Key: r.Key, Code: r.Code, Reason: reason})
+	}
+	var b strings.Builder
+	mp.WriteText(&b)
+	return v, b.String()
 }
 
 type monthTotal struct {
@@ -108,6 +165,9 @@ func (s *Server) renderPlan(w http.ResponseWriter, r *http.Request, ss *session,
 	}
 	var b strings.Builder
 	plan.WriteText(&b, lang)
+	var movText string
+	v.Movements, movText = s.planMovements(ctx, d, acc.Service, lang)
+	b.WriteString(movText)
 	v.Text = s.cleanPaths(d, b.String())
 	p := s.page(r, ss, tr(lang, "plan.title"), v)
 	p.Error, p.Status = msg, status
@@ -144,14 +204,24 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, ss *session) {
 		s.fail(w, r, http.StatusBadRequest, s.cleanPaths(d, describeJobErr(err, lang)))
 		return
 	}
-	if plan.Accepted == 0 || (plan.Refused > 0 && plan.OnInvalid != "skip") {
+	// a CNAB remessa of movements only (baixas, new due dates) issues
+	// nothing and is still work to confirm
+	apply := 0
+	if mv, _ := s.planMovements(ctx, d, acc.Service, lang); mv != nil {
+		apply = mv.Apply
+	}
+	if plan.Accepted+apply == 0 || (plan.Refused > 0 && plan.OnInvalid != "skip") {
 		s.renderPlan(w, r, ss, d, tr(lang, "plan.notready"), http.StatusBadRequest)
 		return
 	}
 	if acc.Service != "embedded" {
 		typed := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("confirmacao"), ".", ""))
-		if typed != strconv.Itoa(plan.Accepted) {
-			s.renderPlan(w, r, ss, d, fmt.Sprintf(tr(lang, "plan.typecount"), plan.Accepted), http.StatusBadRequest)
+		if typed != strconv.Itoa(plan.Accepted+apply) {
+			msg := fmt.Sprintf(tr(lang, "plan.typecount"), plan.Accepted)
+			if apply > 0 {
+				msg = fmt.Sprintf(tr(lang, "plan.mov.typecount"), plan.Accepted+apply)
+			}
+			s.renderPlan(w, r, ss, d, msg, http.StatusBadRequest)
 			return
 		}
 	}
