@@ -18,15 +18,6 @@ func readRow(s *jsonscan.Scanner, r *results.Row) error { return results.ScanRow
 // errRowSlow is what the readers of this package leave to json.Unmarshal.
 var errRowSlow = results.ErrSlow
 
-func intTo(s *jsonscan.Scanner, p *int) error {
-	v, err := s.Int()
-	if err == nil && int64(int(v)) != v {
-		return errRowSlow
-	}
-	*p = int(v)
-	return err
-}
-
 func int64To(s *jsonscan.Scanner, p *int64) error {
 	v, err := s.Int()
 	*p = v
