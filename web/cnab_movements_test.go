@@ -48,7 +48,7 @@ func TestPlanShowsCNABMovements(t *testing.T) {
 		}
 		return base
 	}
-	confirm := func(base string) *runRecord {
+	confirm := func(base, want string) *runRecord {
 		t.Helper()
 		r := c.postForm(base+"/executar", nil)
 		if !strings.HasPrefix(r.URL.Path, "/execucoes/") {
@@ -57,8 +57,8 @@ func TestPlanShowsCNABMovements(t *testing.T) {
 		var id int64
 		fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/execucoes/"), "%d", &id)
 		rr := waitRun(t, srv, id, 90*time.Second)
-		if rr.Status != "done" {
-			t.Fatalf("run %d ended %s: %s", id, rr.Status, rr.Message)
+		if rr.Status != want {
+			t.Fatalf("run %d ended %s, want %s: %s", id, rr.Status, want, rr.Message)
 		}
 		return rr
 	}
@@ -67,7 +67,7 @@ func TestPlanShowsCNABMovements(t *testing.T) {
 	if r := c.get(base + "/plano"); strings.Contains(r.Body, `id="movimentos"`) {
 		t.Errorf("a remessa of entries only shows a movements section")
 	}
-	first := confirm(base)
+	first := confirm(base, "done")
 	firstID := filepath.Base(first.Dir)
 
 	cancel := cnabtest.OkTitle("MV1", 10_000)
@@ -103,7 +103,10 @@ func TestPlanShowsCNABMovements(t *testing.T) {
 	if !strings.Contains(r.Body, "Emitir 0 cobrança(s) e aplicar 2 movimento(s)") {
 		t.Errorf("the confirm button does not say the movements it applies")
 	}
-	confirm(base)
+	// the refused movement makes the run end with problems, saying so
+	if rr := confirm(base, "problems"); !strings.Contains(rr.Message, "2 aplicado(s), 1 recusado(s)") {
+		t.Errorf("the run's message %q does not count the movements", rr.Message)
+	}
 
 	res, err := results.Load(filepath.Join(first.Dir, "results.json"))
 	if err != nil {

@@ -72,20 +72,28 @@ func (s *Server) work(ctx context.Context, a RunArgs) error {
 		os.RemoveAll(r.Dir)
 		out, mov, err = movements.Run(ctx, s.draftJobPath(r.DraftID), opts, aopts)
 	}
+	movProblems := ""
 	if err == nil && out != nil && out.Stop == nil && mov != nil {
 		zerolog.Ctx(ctx).Info().Str("movimentos", mov.Summary()).Msg("movimentos da remessa")
 		if mov.ExitCode() == 1 {
-			defer s.setRunStatus(context.WithoutCancel(ctx), r.ID, "problems", mov.Summary())
+			movProblems = mov.Summary()
 		}
 	}
-	return s.finishRun(ctx, r, out, err)
+	return s.finishRunWith(ctx, r, out, err, movProblems)
 }
 
-// finishRun records a run's outcome. A run stopped by a passing cause is
-// handed back to River (an error retries it with River's backoff; a quota
-// stop snoozes until the quota renews); one the user cancelled stays
-// cancelled until resumed from its page.
+// finishRun records a run's outcome (finishRunWith without movements).
 func (s *Server) finishRun(ctx context.Context, r *runRecord, out *run.Outcome, err error) error {
+	return s.finishRunWith(ctx, r, out, err, "")
+}
+
+// finishRunWith records a run's outcome. A run stopped by a passing cause
+// is handed back to River (an error retries it with River's backoff; a
+// quota stop snoozes until the quota renews); one the user cancelled stays
+// cancelled until resumed from its page. movProblems, when not "", is what
+// went wrong with a CNAB remessa's movements: a complete run then ends
+// with problems, in one write (a page never sees it done first).
+func (s *Server) finishRunWith(ctx context.Context, r *runRecord, out *run.Outcome, err error, movProblems string) error {
 	var ue *run.UsageError
 	var ie *run.InvalidRowsError
 	var de *run.DuplicateError
@@ -130,10 +138,10 @@ func (s *Server) finishRun(ctx context.Context, r *runRecord, out *run.Outcome, 
 	switch out.ExitCode() {
 	case 0, 1:
 		st := "done"
-		if out.ExitCode() == 1 {
+		if out.ExitCode() == 1 || movProblems != "" {
 			st = "problems"
 		}
-		s.setRunStatus(ctx, r.ID, st, "")
+		s.setRunStatus(ctx, r.ID, st, movProblems)
 		// the notifications that came while the run was creating its
 		// charges were of no run yet: the inbox indexes it and applies them
 		s.kickInbox()
