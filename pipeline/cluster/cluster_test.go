@@ -30,7 +30,11 @@ import (
 // The cluster tests run the real binary: a `remessa sandbox` process, a
 // throw-away PostgreSQL (internal/pgtest), `remessa worker` processes and
 // `remessa run --db`, and check through the sandbox's API that it holds
-// exactly one charge per row.
+// exactly one charge per row. They run in parallel, each on a database
+// of its own (pgtest.DSN) with its own sandbox and workers: most of their
+// time is waiting (River's rescuer runs every 30 s, on a timer of its own
+// that River does not let a client shorten; the sandbox's injected
+// latency), not working.
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -415,6 +419,7 @@ func (e *env) listCharges(t testing.TB, chargeType string) []listed {
 // run folder's results.json says every row was issued. The runs index,
 // `remessa status --db` and `remessa report --db` read the same.
 func TestClusterTwoWorkers(t *testing.T) {
+	t.Parallel()
 	// the split configuration answers slowly: the other batches start
 	// while it is in flight, and must wait for it rather than send it too
 	e := newEnvWith(t, false, []string{"--fault-latency", "PUT /v2/gn/split/config/:id=1500ms"})
@@ -508,6 +513,7 @@ func TestClusterTwoWorkers(t *testing.T) {
 // lease (1 s; 64 carnets answered in 300 ms each) is not cut off: it
 // ends on its first attempt, and each row is in the sandbox once.
 func TestClusterLeaseShorterThanUnit(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, false, []string{"--fault-latency", "POST /v1/carnet=300ms"})
 	e.lease = time.Second
 	e.startWorker(t, 1)
@@ -542,6 +548,7 @@ func crashSize() (cobv, carnets, kills int, lease time.Duration) {
 // the journal: the carnet sent without its answer journaled is found by
 // its custom_id and adopted, not sent again.
 func TestClusterCrash(t *testing.T) {
+	t.Parallel()
 	nV, nC, kills, lease := crashSize()
 	e := newEnv(t)
 	e.lease = lease
@@ -553,6 +560,7 @@ func TestClusterCrash(t *testing.T) {
 // each injecting 10% of 500, 503, 429 and connections dropped after the
 // request was processed.
 func TestClusterCrashFaults(t *testing.T) {
+	t.Parallel()
 	nV, nC, kills, lease := crashSize()
 	if os.Getenv("REMESSA_CLUSTER_FULL") == "" {
 		nV, nC, kills = 1000, 128, 3

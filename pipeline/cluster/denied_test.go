@@ -12,6 +12,7 @@ import (
 // runs index when its results are written, so a later run sending the
 // same rows is warned only of the ones that were issued.
 func TestClusterDeniedRowsNotRepeated(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t, 1)
 	foreignKeys := func(job string) {
