@@ -10,12 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"remessa/api"
 	"remessa/internal/cnabtest"
 	"remessa/pipeline/results"
 	"remessa/pipeline/run/runtest"
-	"remessa/sandbox"
-	"remessa/sandbox/sandboxtest"
 )
 
 // TestCNABMovementsAskInProduction: in production, a CNAB remessa's
@@ -24,13 +21,7 @@ import (
 // run after the issuance without asking again, so the question is their
 // only confirmation.)
 func TestCNABMovementsAskInProduction(t *testing.T) {
-	rn := sandboxtest.Start(t, sandbox.Config{Addr: "127.0.0.1:0", ClientID: "Client_Id_prod", ClientSecret: "Client_Secret_prod"})
-	t.Setenv("REMESSA_CLIENT_ID", "Client_Id_prod")
-	t.Setenv("REMESSA_CLIENT_SECRET", "Client_Secret_prod")
-	cl, err := api.New(api.Config{BaseURL: rn.URL, ClientID: "Client_Id_prod", ClientSecret: "Client_Secret_prod"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rn, cl := prodSandbox(t)
 	defer func(r io.Reader) { stdin = r }(stdin)
 	work := t.TempDir()
 	runs := filepath.Join(work, "out")

@@ -64,7 +64,10 @@ func TestRunResumeCommands(t *testing.T) {
 // TestRunProductionAsksFirst: against production the run shows the plan and
 // asks; anything but "sim" sends nothing (exit 2), "sim" issues every row.
 // The "production" service here is a sandbox on loopback (--base-url).
-func TestRunProductionAsksFirst(t *testing.T) {
+// prodSandbox is a sandbox standing for production: its credentials in
+// the environment (as a production job reads them) and a client on it.
+func prodSandbox(t *testing.T) (*sandbox.Running, *api.Client) {
+	t.Helper()
 	rn := sandboxtest.Start(t, sandbox.Config{Addr: "127.0.0.1:0", ClientID: "Client_Id_prod", ClientSecret: "Client_Secret_prod"})
 	t.Setenv("REMESSA_CLIENT_ID", "Client_Id_prod")
 	t.Setenv("REMESSA_CLIENT_SECRET", "Client_Secret_prod")
@@ -72,6 +75,11 @@ func TestRunProductionAsksFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rn, cl
+}
+
+func TestRunProductionAsksFirst(t *testing.T) {
+	rn, cl := prodSandbox(t)
 	slips := func() int {
 		t.Helper()
 		day := func(d int) string { return time.Now().AddDate(0, 0, d).Format("2006-01-02") }

@@ -526,16 +526,7 @@ func (p *Plan) rebateSkip(j *Job, row *results.Row, c *status.Charge) string {
 // none, -1 for a percentage.
 func issuedRebates(ctx context.Context, dir string) map[int]int64 {
 	out := map[int]int64{}
-	jn, err := journal.Open(filepath.Join(dir, journal.FileName))
-	if err != nil {
-		return out
-	}
-	defer jn.Close()
-	rows, err := jn.Rows(ctx)
-	if err != nil {
-		return out
-	}
-	for _, r := range rows {
+	for _, r := range sentRequests(ctx, dir) {
 		t := conciliacao.ParseTerms(r.Req)
 		if t == nil || !t.Cobv {
 			continue
@@ -550,6 +541,22 @@ func issuedRebates(ctx context.Context, dir string) map[int]int64 {
 		}
 	}
 	return out
+}
+
+// sentRequests is the source run's journaled rows, with the requests it
+// sent: none when the journal cannot be read (the plan then knows less,
+// and says so where it matters).
+func sentRequests(ctx context.Context, dir string) []journal.Row {
+	jn, err := journal.Open(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		return nil
+	}
+	defer jn.Close()
+	rows, err := jn.Rows(ctx)
+	if err != nil {
+		return nil
+	}
+	return rows
 }
 
 func docName(row *results.Row, c *status.Charge) string {
@@ -637,16 +644,7 @@ func route(it Item) string {
 // (the requests it sent).
 func payerEmails(ctx context.Context, dir string) map[int]string {
 	out := map[int]string{}
-	jn, err := journal.Open(filepath.Join(dir, journal.FileName))
-	if err != nil {
-		return out
-	}
-	defer jn.Close()
-	rows, err := jn.Rows(ctx)
-	if err != nil {
-		return out
-	}
-	for _, r := range rows {
+	for _, r := range sentRequests(ctx, dir) {
 		var v any
 		if json.Unmarshal(r.Req, &v) == nil {
 			if e := findEmail(v); e != "" {
