@@ -345,6 +345,20 @@ table.problems td.code { font-family: "DejaVu Sans Mono", "Liberation Mono", mon
 .outcome-refused { color: var(--refused); } .outcome-denied { color: var(--denied); } .outcome-ambiguous { color: var(--ambiguous); } .outcome-pending { color: var(--pending); }
 .muted, footer { color: var(--muted); }
 footer { margin-top: 28px; font-size: 12px; }
+@media (max-width: 640px) {
+  /* a phone (the desk shows the report in a frame): the run's facts one
+     under the other, the tables as wide as the screen */
+  body { padding: 12px 14px; }
+  dl.identity { grid-template-columns: 1fr; gap: 0; }
+  dl.identity dd { margin-bottom: 6px; }
+  table.totals, table.months, table.split { width: 100%; min-width: 0; }
+  /* the problems: one block per row, each cell with its column's name */
+  table.problems thead { display: none; }
+  table.problems, table.problems tbody, table.problems tr, table.problems td { display: block; }
+  table.problems tr { border-bottom: 2px solid var(--line); padding: 4px 0; }
+  table.problems td { border: 0; padding: 2px 0; text-align: left; white-space: normal; overflow-wrap: anywhere; }
+  table.problems td::before { content: attr(data-label) ": "; color: var(--muted); }
+}
 @media print {
   body { max-width: none; padding: 0; font-size: 11px; }
   h2 { break-after: avoid; }
@@ -429,7 +443,7 @@ footer { margin-top: 28px; font-size: 12px; }
 {{if .Problems}}<table class="problems" data-problems="{{.ProblemsTotal}}">
 <thead><tr><th class="num">{{t .Lang "col_source_row"}}</th><th>{{t .Lang "col_key"}}</th><th>{{t .Lang "col_payer"}}</th><th>{{t .Lang "col_outcome"}}</th><th class="num">{{t .Lang "col_amount"}}</th><th>{{t .Lang "col_code"}}</th><th>{{t .Lang "col_place"}}</th><th>{{t .Lang "col_message"}}</th><th>{{t .Lang "col_action"}}</th></tr></thead>
 <tbody>
-{{range .Problems}}<tr data-source-row="{{.SourceRow}}" data-outcome="{{.OutcomeCode}}" data-cents="{{.Cents}}" data-code="{{.Code}}"><td class="num">{{.SourceRow}}</td><td class="nowrap">{{.Key}}</td><td>{{.Payer}}<br/><span class="muted nowrap">{{.Document}}</span></td><td class="outcome-{{.OutcomeCode}}">{{.Outcome}}</td><td class="num">{{money $.Lang .Cents}}</td><td class="code">{{.Code}}</td><td>{{.Place}}{{if .Value}}<br/><span class="muted nowrap">{{.Value}}</span>{{end}}</td><td>{{.Message}}</td><td>{{.Action}}</td></tr>
+{{range .Problems}}<tr data-source-row="{{.SourceRow}}" data-outcome="{{.OutcomeCode}}" data-cents="{{.Cents}}" data-code="{{.Code}}"><td class="num" data-label="{{t $.Lang "col_source_row"}}">{{.SourceRow}}</td><td class="nowrap" data-label="{{t $.Lang "col_key"}}">{{.Key}}</td><td data-label="{{t $.Lang "col_payer"}}">{{.Payer}}<br/><span class="muted nowrap">{{.Document}}</span></td><td class="outcome-{{.OutcomeCode}}" data-label="{{t $.Lang "col_outcome"}}">{{.Outcome}}</td><td class="num" data-label="{{t $.Lang "col_amount"}}">{{money $.Lang .Cents}}</td><td class="code" data-label="{{t $.Lang "col_code"}}">{{.Code}}</td><td data-label="{{t $.Lang "col_place"}}">{{.Place}}{{if .Value}}<br/><span class="muted nowrap">{{.Value}}</span>{{end}}</td><td data-label="{{t $.Lang "col_message"}}">{{.Message}}</td><td data-label="{{t $.Lang "col_action"}}">{{.Action}}</td></tr>
 {{end}}</tbody>
 </table>
 {{if .ProblemsHidden}}<p class="muted">+{{.ProblemsHidden}} {{t .Lang "more_problems"}}</p>{{end}}

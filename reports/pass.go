@@ -192,7 +192,7 @@ func (d *digest) add(row *results.Row) {
 		d.problems = append(d.problems, htmlProblem{
 			SourceRow: row.SourceRow, Key: row.Key, Payer: row.PayerName, Document: formatDocument(row.PayerDoc),
 			Outcome: tr(d.lang, outcomeKey(row.Outcome)), OutcomeCode: string(row.Outcome), Cents: row.AmountCents,
-			Code: p.Code, Place: problemPlace(p), Value: p.Value, Message: msg, Action: action,
+			Code: p.Code, Place: problemPlace(d.lang, p), Value: p.Value, Message: msg, Action: action,
 		})
 	}
 }

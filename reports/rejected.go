@@ -34,7 +34,7 @@ func rejectedText(lang string, row *results.Row, probs []results.Problem) string
 	parts := make([]string, 0, len(probs))
 	for _, p := range probs {
 		msg, _ := problemText(lang, row.Outcome, p)
-		if place := problemPlace(p); place != "" {
+		if place := problemPlace(lang, p); place != "" {
 			msg = place + ": " + msg
 		}
 		parts = append(parts, msg+" ["+p.Code+"]")

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"remessa/formats"
 	"remessa/pipeline/results"
 )
 
@@ -202,15 +203,20 @@ func rowError(lang string, row *results.Row) (codes, msgs string) {
 		c = append(c, p.Code)
 		msg, _ := problemText(lang, row.Outcome, p)
 		if p.Column != "" || p.Header != "" {
-			msg = problemPlace(p) + ": " + msg
+			msg = problemPlace(lang, p) + ": " + msg
 		}
 		m = append(m, msg)
 	}
 	return strings.Join(c, "; "), strings.Join(m, "; ")
 }
 
-// problemPlace says where a problem is: "C (cpf)" or the field.
-func problemPlace(p results.Problem) string {
+// problemPlace says where a problem is: "C (cpf)" or the field; a
+// CNAB title's positions in lang's words ("linha 9, posições 78–85 (Data
+// de vencimento do título)", formats.Place).
+func problemPlace(lang string, p results.Problem) string {
+	if _, _, _, ok := formats.ParsePositionColumn(p.Column); ok {
+		return formats.Place(lang, 0, p.Column, p.Header)
+	}
 	switch {
 	case p.Column != "" && p.Header != "":
 		return p.Column + " (" + p.Header + ")"
