@@ -14,8 +14,14 @@ type ColumnMatch struct {
 	Headers []HeaderMatch // in file order
 	Missing []string      // required field IDs with no column
 	Fields  []FieldChoice // fields a header can be mapped to for this kind
-	Format  string        // xlsx, csv, yaml
+	Format  string        // xlsx, csv, yaml, cnab240, cnab400
 	Sheet   string        // XLSX: the sheet read
+	// Layout is a CNAB remessa's layout table ("febraban240-remessa"…):
+	// its fields are at fixed positions, so there is nothing to match, and
+	// each header's Column is where the field is in the file's first title
+	// that reads (formats.PositionColumn, formats.Place renders it), or ""
+	// when that title leaves the field out.
+	Layout string
 }
 
 // HeaderMatch is one header of the input and the field it serves.
@@ -60,7 +66,7 @@ func MatchColumns(job *Job) (*ColumnMatch, error) {
 	src := rd.Source()
 	specs, overrides, required := columnSpecs(job)
 	m, _ := formats.MatchHeaders(src.Headers, specs, overrides)
-	cm := &ColumnMatch{Format: src.Format, Sheet: src.Sheet, Headers: make([]HeaderMatch, len(src.Headers))}
+	cm := &ColumnMatch{Format: src.Format, Sheet: src.Sheet, Layout: src.Layout, Headers: make([]HeaderMatch, len(src.Headers))}
 	for i, h := range src.Headers {
 		cm.Headers[i] = HeaderMatch{Header: h}
 		if i < len(src.Columns) {
@@ -68,6 +74,9 @@ func MatchColumns(job *Job) (*ColumnMatch, error) {
 		} else {
 			cm.Headers[i].Column = formats.ColumnLetter(i)
 		}
+	}
+	if src.Layout != "" {
+		firstTitlePositions(rd, cm.Headers)
 	}
 	// fields in catalogue order, so a header two fields claim (cannot
 	// happen through MatchHeaders) would show the first
@@ -109,6 +118,37 @@ func MatchColumns(job *Job) (*ColumnMatch, error) {
 	}
 	return cm, nil
 }
+
+// firstTitlePositions sets each header's Column to the positions of its
+// field in the first title of a CNAB remessa that reads (titles refused
+// whole are passed over, the first cnabLookTitles at most), "" for a field
+// that title leaves out.
+func firstTitlePositions(rd formats.Reader, hs []HeaderMatch) {
+	for i := range hs {
+		hs[i].Column = ""
+	}
+	for n := 0; n < cnabLookTitles; n++ {
+		row, err := rd.Next()
+		if err != nil {
+			if formats.IsRowLevel(err) {
+				continue
+			}
+			return
+		}
+		for i := range hs {
+			if i < len(row.Cells) {
+				if _, _, _, ok := formats.ParsePositionColumn(row.Cells[i].Column); ok {
+					hs[i].Column = row.Cells[i].Column
+				}
+			}
+		}
+		return
+	}
+}
+
+// cnabLookTitles is how many titles MatchColumns reads at most for the
+// fields' positions.
+const cnabLookTitles = 100
 
 func catalogueIndex(id string) int {
 	for i, f := range Catalogue {
