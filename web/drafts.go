@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"remessa/formats/cnab"
 	"remessa/pipeline"
 	"remessa/pipeline/results"
 )
@@ -37,6 +38,7 @@ type Draft struct {
 	Settings    Settings
 	Columns     map[string]string // field -> header overrides
 	JobUploaded bool
+	CNAB        bool // the file is a CNAB remessa (draftCNAB), not a sheet
 	CheckedSHA  string
 	Rows        int
 	Refused     int
@@ -61,6 +63,7 @@ func (s *Server) loadDraft(ctx context.Context, id int64) (*Draft, error) {
 		return nil, err
 	}
 	d.JobUploaded = up != 0
+	d.CNAB = s.draftCNAB(&d)
 	json.Unmarshal([]byte(settings), &d.Settings)
 	json.Unmarshal([]byte(cols), &d.Columns)
 	if d.Columns == nil {
@@ -287,6 +290,19 @@ func (s *Server) draftSHA(d *Draft) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// draftCNAB reports whether the draft's stored file is a CNAB remessa, as
+// the pipeline recognises one from its first line (cnab.Detect).
+func (s *Server) draftCNAB(d *Draft) bool {
+	f, err := os.Open(filepath.Join(s.draftDir(d.ID), d.InputFile))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	return cnab.Detect(head[:n]) != ""
 }
 
 // loadJob loads the draft's job as the pipeline does.

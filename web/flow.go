@@ -152,6 +152,11 @@ func (s *Server) createDraft(w http.ResponseWriter, r *http.Request, ss *session
 		base = base[:i]
 	}
 	d.Settings = defaultSettings(kind, base)
+	if s.draftCNAB(d) {
+		// each title of a CNAB remessa carries its own fine and interest
+		// (none is none): a desk default would replace them
+		d.Settings.Fine, d.Settings.Interest = "", ""
+	}
 	next := "colunas"
 	if jf, jh, err := r.FormFile("job"); err == nil {
 		defer jf.Close()

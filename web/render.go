@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"remessa/formats"
+	"remessa/pipeline/results"
 	"remessa/rules"
 )
 
@@ -40,13 +42,32 @@ var funcs = template.FuncMap{
 		}
 		return iso
 	},
-	"month": func(ym string) string { return rules.FormatMonth("pt", ym) },
+	"month":   func(ym string) string { return rules.FormatMonth("pt", ym) },
+	"problem": problemText,
 	"pct": func(a, b int) int {
 		if b <= 0 {
 			return 0
 		}
 		return a * 100 / b
 	},
+}
+
+// problemText is a row's problem as the run page says it, in English when
+// en: a problem at a CNAB title's positions says where first ("linha 9,
+// posições 78–85 (Data de vencimento do título): …"); a sheet's is in its
+// row, under its columns, already.
+func problemText(p results.Problem, en bool) string {
+	lang, msg := "pt", p.Message
+	if en {
+		lang = "en"
+		if p.MessageEN != "" {
+			msg = p.MessageEN
+		}
+	}
+	if _, _, _, ok := formats.ParsePositionColumn(p.Column); ok {
+		return formats.Place(lang, 0, p.Column, p.Header) + ": " + msg
+	}
+	return msg
 }
 
 func loadPages() (*pages, error) {

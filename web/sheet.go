@@ -19,6 +19,7 @@ import (
 	"remessa/pipeline"
 	"remessa/pipeline/results"
 	"remessa/reports"
+	"remessa/rules"
 )
 
 // pageSize is how many rows a page of the validation table shows.
@@ -117,6 +118,15 @@ func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd f
 			args = args[:0]
 			return err
 		}
+		// A note at a CNAB title's positions ("9:18-33") names no column
+		// of the table: the cell at those positions in its row gives it one.
+		posNotes := map[int][]int{} // row index -> notes at positions
+		for j, n := range v.Notes {
+			if _, _, _, ok := formats.ParsePositionColumn(n.Column); ok {
+				posNotes[n.Index] = append(posNotes[n.Index], j)
+			}
+		}
+		noteCol := map[int]string{} // note -> the table's column
 		vals := make([]string, 0, len(info.Headers))
 		var buf []byte
 		for idx := 0; ; idx++ {
@@ -124,20 +134,40 @@ func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd f
 			if err == io.EOF {
 				break
 			}
-			if err != nil {
-				if formats.IsRowLevel(err) {
-					idx--
-					continue
-				}
-				var fe *formats.Error
+			var fe *formats.Error
+			if err != nil && !formats.IsRowLevel(err) {
 				if errors.As(err, &fe) && fe.Code == formats.CodeNoData {
 					break
 				}
 				return err
 			}
 			vals = vals[:0]
-			for _, c := range row.Cells {
-				vals = append(vals, displayCell(c))
+			number := 0
+			if err != nil {
+				// a row the reader refused whole (a ragged CSV row, a CNAB
+				// title with a field that does not read) is a row of the
+				// validation all the same, refused with its problem: kept
+				// without cells, so every later row keeps its index
+				if errors.As(err, &fe) {
+					number = fe.Row
+				}
+			} else {
+				number = row.Number
+				for i, c := range row.Cells {
+					h := ""
+					if i < len(info.Headers) {
+						h = info.Headers[i]
+					}
+					vals = append(vals, displayCell(c, h))
+				}
+				for _, j := range posNotes[idx] {
+					for i, c := range row.Cells {
+						if c.Column == v.Notes[j].Column && i < len(info.Columns) {
+							noteCol[j] = info.Columns[i]
+							break
+						}
+					}
+				}
 			}
 			buf, _ = json.Marshal(vals)
 			b := 0
@@ -146,7 +176,7 @@ func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd f
 				info.Bad++
 			}
 			info.Stored++
-			args = append(args, d.ID, idx, row.Number, string(buf), b)
+			args = append(args, d.ID, idx, number, string(buf), b)
 			if len(args) == 5*sheetBatch {
 				if err := flush(); err != nil {
 					return err
@@ -161,8 +191,17 @@ func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd f
 			return err
 		}
 		defer note.Close()
-		for _, n := range v.Notes {
-			if _, err := note.ExecContext(ctx, d.ID, n.Index, n.Severity, n.Code, n.Column, n.Field, n.Message, n.MessageEN); err != nil {
+		for j, n := range v.Notes {
+			col, pt, en := n.Column, n.Message, n.MessageEN
+			if _, _, _, ok := formats.ParsePositionColumn(col); ok {
+				// positions instead of a column: the message says where
+				pt = formats.Place("pt", n.Row, col, n.Header) + ": " + pt
+				if en != "" {
+					en = formats.Place("en", n.Row, col, n.Header) + ": " + en
+				}
+				col = noteCol[j]
+			}
+			if _, err := note.ExecContext(ctx, d.ID, n.Index, n.Severity, n.Code, col, n.Field, pt, en); err != nil {
 				return err
 			}
 		}
@@ -177,18 +216,76 @@ func (s *Server) storeSheet(ctx context.Context, d *Draft, info *sheetInfo, rd f
 // sheetBatch is how many rows one INSERT into sheet_rows carries.
 const sheetBatch = 100
 
-// displayCell is a cell as the table shows it: dates as dd/mm/aaaa, the
-// rest as typed in the file.
-func displayCell(c formats.Cell) string {
+// displayCell is a cell under header as the table shows it: dates as
+// dd/mm/aaaa, the rest as typed in the file. A CNAB title's field is
+// shown as it was read rather than as the positions hold it (a CPF
+// without the field's zeros, a street without its number), money in reais,
+// the movement and the discounts in words.
+func displayCell(c formats.Cell, header string) string {
 	if c.Kind == formats.KindDate {
 		if t, err := time.Parse("2006-01-02", c.Value); err == nil {
 			return t.Format("02/01/2006")
 		}
 	}
+	if _, _, _, ok := formats.ParsePositionColumn(c.Column); ok {
+		return cnabCellText(c, header)
+	}
 	if c.Raw != "" && c.Kind == formats.KindText {
 		return c.Raw
 	}
 	return c.Value
+}
+
+// cnabCellText is displayCell's text of a CNAB title's field.
+func cnabCellText(c formats.Cell, header string) string {
+	v := strings.TrimSpace(c.Value)
+	switch {
+	case header == formats.CNABMovement && v != "":
+		pt, _ := formats.CNABMovementName(v)
+		return pt + " (" + v + ")"
+	case strings.HasPrefix(header, "Desconto") && strings.Count(v, "|") == 2:
+		return cnabDiscountText(v)
+	case c.Kind == formats.KindNumber: // the value, the rebate: money
+		if cents, err := rules.ParseDecimal(v, 2); err == nil {
+			return rules.FormatBRL(cents)
+		}
+	}
+	return v
+}
+
+// cnabDiscountText says a CNAB discount cell ("code|2027-02-01|5.00", the
+// codes of FEBRABAN's table C021) in words.
+func cnabDiscountText(v string) string {
+	parts := strings.SplitN(v, "|", 3)
+	val, ok := decimalText(parts[2])
+	if !ok {
+		return v
+	}
+	until := ""
+	if t, err := time.Parse("2006-01-02", parts[1]); err == nil {
+		until = " até " + t.Format("02/01/2006")
+	}
+	switch parts[0] {
+	case "1":
+		return "R$ " + val + until
+	case "2":
+		return val + "%" + until
+	case "3", "4":
+		return "R$ " + val + " por dia de antecipação"
+	case "5", "6":
+		return val + "% por dia de antecipação"
+	}
+	return v
+}
+
+// decimalText writes a decimal read with a point ("1234.5") as people in
+// Brazil write it ("1.234,50"); ok is false for anything else.
+func decimalText(v string) (string, bool) {
+	cents, err := rules.ParseDecimal(v, 2)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimPrefix(strings.Replace(rules.FormatBRL(cents), "R$ ", "", 1), "R$"), true
 }
 
 func (s *Server) loadSheetInfo(ctx context.Context, id int64) (*sheetInfo, error) {
@@ -277,7 +374,9 @@ func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *se
 	v := validationView{Draft: d, Step: 4, Info: info, Filter: r.URL.Query().Get("problema"), OnlyBad: r.URL.Query().Get("so") == "erros",
 		Accepted: d.Rows - d.Refused}
 	v.CanPlan = info.Problem == "" && d.Rows > 0 && (d.Refused == 0 || d.Rows > d.Refused && d.Settings.OnInvalid == "skip" || d.JobUploaded && d.Rows > d.Refused)
-	v.RejectFile = d.Refused > 0
+	// a CNAB remessa's refused titles go back to the ERP, not to a
+	// person's editor: the table lists them at their lines and positions
+	v.RejectFile = d.Refused > 0 && !d.CNAB
 	rows, err := s.db.QueryContext(ctx, `SELECT code, severity, count(*), min(message) FROM sheet_notes WHERE draft_id = ? GROUP BY code, severity ORDER BY count(*) DESC`, d.ID)
 	if err == nil {
 		for rows.Next() {
@@ -391,6 +490,9 @@ func (s *Server) renderValidation(w http.ResponseWriter, r *http.Request, ss *se
 					}
 				} else {
 					row.Other = append(row.Other, m)
+					if sev == pipeline.SevError {
+						row.All = append(row.All, m)
+					}
 				}
 			}
 			ns.Close()
@@ -470,6 +572,10 @@ func (s *Server) replaceSheet(w http.ResponseWriter, r *http.Request, ss *sessio
 func (s *Server) rejectedDownload(w http.ResponseWriter, r *http.Request, ss *session) {
 	d := s.draftFor(w, r, ss)
 	if d == nil {
+		return
+	}
+	if d.CNAB {
+		s.fail(w, r, http.StatusNotFound, tr(langOf(r), "val.cnab.norejected"))
 		return
 	}
 	job, err := s.loadJob(d)

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 
+	"remessa/formats"
 	"remessa/pipeline"
 	"remessa/pipeline/results"
 )
@@ -32,12 +34,19 @@ func (s *Server) renderColumns(w http.ResponseWriter, r *http.Request, ss *sessi
 		data["Match"] = cm
 		if cm != nil {
 			data["Missing"], data["Later"], data["LaterIDs"] = missingColumns(cm, d, lang)
+			if cm.Layout != "" {
+				data["CNAB"] = cnabFieldsView(cm, lang)
+			}
 		}
 	}
 	if err != nil {
 		data["Problem"] = describeJobErr(err, lang)
 	}
-	p := s.page(r, ss, tr(lang, "cols.title"), data)
+	title := tr(lang, "cols.title")
+	if data["CNAB"] != nil {
+		title = tr(lang, "cols.cnab.title")
+	}
+	p := s.page(r, ss, title, data)
 	p.Error, p.Status = msg, status
 	s.render(w, "columns", p)
 }
@@ -64,6 +73,40 @@ func missingColumns(cm *pipeline.ColumnMatch, d *Draft, lang string) (missing, l
 		missing = append(missing, label)
 	}
 	return missing, later, laterIDs
+}
+
+// cnabView is the columns page of a CNAB remessa: the layout in words and
+// where each field the remessa reads is in the file's first title.
+type cnabView struct {
+	Layout string // "CNAB 240 (FEBRABAN)"
+	Fields []cnabFieldRow
+}
+
+type cnabFieldRow struct {
+	Field string // the field, as the validation table heads it ("Vencimento")
+	Place string // "linha 3, posições 78–85"
+}
+
+// cnabLayoutWords names a CNAB layout table for people, by the words of
+// the retorno's layouts (a layout not known here by its table's name).
+func cnabLayoutWords(layout, lang string) string {
+	for prefix, key := range map[string]string{"febraban240": "ret.layout.cnab240", "bradesco400": "ret.layout.cnab400-237", "itau400": "ret.layout.cnab400-341"} {
+		if strings.HasPrefix(layout, prefix) {
+			return tr(lang, key)
+		}
+	}
+	return layout
+}
+
+func cnabFieldsView(cm *pipeline.ColumnMatch, lang string) *cnabView {
+	v := &cnabView{Layout: cnabLayoutWords(cm.Layout, lang)}
+	for _, h := range cm.Headers {
+		if h.Column == "" {
+			continue // the first title leaves it out (no discount, no rebate)
+		}
+		v.Fields = append(v.Fields, cnabFieldRow{Field: h.Header, Place: formats.Place(lang, 0, h.Column, "")})
+	}
+	return v
 }
 
 // columnsJob is the draft's job for the columns step. The columns come
@@ -105,6 +148,17 @@ func (s *Server) saveColumns(w http.ResponseWriter, r *http.Request, ss *session
 	cm, err := pipeline.MatchColumns(job)
 	if err != nil && cm == nil {
 		s.renderColumns(w, r, ss, d, describeJobErr(err, langOf(r)), http.StatusBadRequest)
+		return
+	}
+	if cm.Layout != "" {
+		// a CNAB remessa's fields are at fixed positions: nothing to match
+		d.Columns = map[string]string{}
+		if err := s.writeJob(d); err != nil {
+			s.fail(w, r, http.StatusInternalServerError, msgInternal)
+			return
+		}
+		s.saveDraft(r.Context(), d)
+		http.Redirect(w, r, fmt.Sprintf("/remessas/%d/configuracao", d.ID), http.StatusSeeOther)
 		return
 	}
 	valid := map[string]bool{}
@@ -161,6 +215,7 @@ type settingsView struct {
 	Errs     map[string][]string // form field -> messages
 	General  []string            // messages about no field of the form
 	Accounts []Account
+	CNAB     bool // the file is a CNAB remessa: empty settings take each title's own
 }
 
 // Err is the first message about field f.
@@ -168,7 +223,7 @@ func (v settingsView) Err(f string) []string { return v.Errs[f] }
 
 func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, ss *session, d *Draft, jerr error, status int) {
 	lang := langOf(r)
-	v := settingsView{Draft: d, S: d.Settings, Step: 3, Errs: map[string][]string{}}
+	v := settingsView{Draft: d, S: d.Settings, Step: 3, Errs: map[string][]string{}, CNAB: d.CNAB}
 	if jerr != nil {
 		var je *pipeline.JobError
 		if errors.As(jerr, &je) {
