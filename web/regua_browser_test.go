@@ -60,6 +60,7 @@ func TestBrowserRegua(t *testing.T) {
 		t.Errorf("the first visit should show the suggested régua, off")
 	}
 	browserBothWidths(t, ctx, "01-regua-admin")
+	browserFitsAt(t, ctx, 390, "the desk's régua") // nothing cut or wider than a phone (the "Quando" select was cut)
 	browserType(t, ctx, "input[name=host]", "127.0.0.1")
 	browserType(t, ctx, "input[name=porta]", strconv.Itoa(mb.Port))
 	browserSelect(t, ctx, "select[name=seguranca]", "starttls")
@@ -92,6 +93,7 @@ func TestBrowserRegua(t *testing.T) {
 		t.Errorf("the default was not saved on")
 	}
 	browserBothWidths(t, ctx, "03-regua-admin-salva")
+	browserFitsAt(t, ctx, 390, "the desk's régua, saved") // nothing cut or wider than a phone (the "Quando" select was cut)
 	browserCheckConsole(t, errs)
 
 	// the secretary: this run's own régua
@@ -105,6 +107,7 @@ func TestBrowserRegua(t *testing.T) {
 	}
 	browserClick(t, ctx, "#configurar-regua")
 	browserBothWidths(t, ctx, "04-regua-execucao")
+	browserFitsAt(t, ctx, 390, "the run's régua") // nothing cut or wider than a phone (the "Quando" select was cut)
 	browserTap(t, ctx, "input[name=modo][value=own]")
 	for i, row := range []struct{ days, when, channel string }{{"3", "antes", "service"}, {"1", "depois", "service"}, {"", "depois", "smtp"}, {"", "depois", "smtp"}, {"", "depois", "smtp"}} {
 		browserType(t, ctx, fmt.Sprintf("tr[data-passo='%d'] input[name=passo_dias]", i), row.days)
