@@ -150,7 +150,9 @@ func (s *Server) addFollowWorkers(workers *river.Workers, cfg *river.Config) err
 // queueFollows queues a FollowRunArgs for every finished run that still
 // has open charges (or was never synced) and returns how many it queued.
 func (s *Server) queueFollows(ctx context.Context) (int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, dir FROM runs WHERE status IN ('done', 'problems') ORDER BY id`)
+	// a run on PostgreSQL (cluster = 1) is not followed: its journal is in
+	// the database and the sync and the régua read the run folder's
+	rows, err := s.db.QueryContext(ctx, `SELECT id, dir FROM runs WHERE status IN ('done', 'problems') AND cluster = 0 ORDER BY id`)
 	if err != nil {
 		return 0, err
 	}

@@ -152,10 +152,12 @@ const (
 	reguaFromDefault = "default" // the desk's default
 	reguaFromOff     = "off"     // turned off for this run
 	reguaFromNone    = "none"    // no régua: the default is off or empty
+	reguaFromCluster = "cluster" // a run on PostgreSQL (--db): no régua runs over it
 )
 
 // reguaFor is the régua the desk runs for rec and where it comes from:
-// the run's setting "off" turns every régua off (the job file's too);
+// the run's setting "off" turns every régua off (the job file's too); a
+// run on PostgreSQL has none (reguaFromCluster);
 // else the job file's reminders: section when it has one; else the run's
 // own; else the desk's default when it is on. nil when none applies. An
 // error says why the régua that applies cannot be used (shown on the run
@@ -167,6 +169,13 @@ func (s *Server) reguaFor(ctx context.Context, rec *runRecord, getenv func(strin
 	}
 	if rr.Mode == reguaModeOff {
 		return nil, reguaFromOff, nil
+	}
+	if rec.Cluster {
+		// a run on PostgreSQL keeps its journal in the database, and the
+		// régua (pipeline/remind), like the ledger's sync it starts with,
+		// reads the run folder's: no pass runs over it (queueFollows
+		// leaves it out), which the run page says as it is
+		return nil, reguaFromCluster, nil
 	}
 	if r, err := remind.JobReminders(ctx, rec.Dir, getenv); err != nil {
 		return nil, reguaFromJob, err

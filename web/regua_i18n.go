@@ -73,6 +73,7 @@ var reguaDict = map[string][2]string{
 	"regua.src.own":              {"Régua própria desta execução.", "This run's own schedule."},
 	"regua.src.default":          {"Régua padrão da mesa.", "The desk's default schedule."},
 	"regua.src.off":              {"Lembretes desligados nesta execução.", "Reminders are off for this run."},
+	"regua.src.cluster":          {"Sem lembretes: esta execução está no PostgreSQL (--db), com o journal no banco, e a régua de cobrança da mesa só acompanha execuções com o journal na pasta da execução (as feitas sem --db).", "No reminders: this run is on PostgreSQL (--db), its journal in the database, and the desk's reminder schedule only follows runs whose journal is in the run folder (those made without --db)."},
 	"regua.src.none":             {"Sem régua: a mesa não tem régua padrão ligada e esta execução não tem régua própria.", "No schedule: the desk has no default schedule on and this run has none of its own."},
 	"regua.src.":                 {"", ""},
 	"regua.p.cobv":               {"cobranças Pix (cobv) não têm reenvio pelo serviço: use o e-mail próprio", "due-date Pix charges (cobv) have no resend by the service: use the own e-mail"},
