@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"remessa/pipeline/actions"
 	"remessa/pipeline/run"
@@ -224,41 +223,8 @@ func (s *Server) enqueueAction(ctx context.Context, id int64, gen int) error {
 }
 
 // recoverActions takes over the actions under way when the server last
-// stopped, as recoverRuns does for runs: a River job still marked running
-// was left by a dead process, so its action gets a job of the next
-// generation, which resumes it from its journal.
+// stopped, as recoverRuns does for runs (recoverLeft): each gets a job of
+// the next generation, which resumes it from its journal.
 func (s *Server) recoverActions(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, generation, job_id FROM desk_actions WHERE status IN ('queued', 'running')`)
-	if err != nil {
-		return err
-	}
-	type orphan struct {
-		id    int64
-		gen   int
-		jobID int64
-	}
-	var list []orphan
-	for rows.Next() {
-		var o orphan
-		if err := rows.Scan(&o.id, &o.gen, &o.jobID); err != nil {
-			rows.Close()
-			return err
-		}
-		list = append(list, o)
-	}
-	rows.Close()
-	for _, o := range list {
-		j, err := s.river.JobGet(ctx, o.jobID)
-		if err == nil && j.State != rivertype.JobStateRunning {
-			continue
-		}
-		if err != nil && !errors.Is(err, river.ErrNotFound) {
-			return err
-		}
-		if err := s.enqueueAction(ctx, o.id, o.gen+1); err != nil {
-			return err
-		}
-		s.log.Info().Int64("acao", o.id).Msg("ação retomada após parada do servidor")
-	}
-	return nil
+	return s.recoverLeft(ctx, "desk_actions", s.enqueueAction, "acao", "ação retomada após parada do servidor")
 }

@@ -122,13 +122,23 @@ func (s *Server) startQueue(ctx context.Context) error {
 }
 
 // recoverRuns takes over the runs that were under way when the server
-// last stopped. The data folder's lock says no other process works on
-// them, so a River job still marked running was left by a dead process
-// (kill -9, power loss): such a run gets a new job of the next generation,
-// which resumes it through its journal. (River would rescue the old job
-// only after an hour; the old job, when it comes, finds itself superseded.)
+// last stopped (recoverLeft): each gets a new job of the next generation,
+// which resumes it through its journal.
 func (s *Server) recoverRuns(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, generation, job_id FROM runs WHERE status IN ('queued', 'running')`)
+	return s.recoverLeft(ctx, "runs", s.enqueueRun, "execucao", "execução retomada após parada do servidor")
+}
+
+// recoverLeft takes over the rows of table (runs, desk_actions: an id, a
+// status, the generation and the River job_id of each) under way when the
+// server last stopped. The data folder's lock says no other process works
+// on them, so a River job still marked running (or gone) was left by a
+// dead process (kill -9, power loss): such a row gets a job of the next
+// generation through enqueue, logged under key with msg. River would
+// rescue the old job only after an hour; the old job, when it comes, finds
+// itself superseded by its generation. A job River still has queued or
+// retrying is left to River.
+func (s *Server) recoverLeft(ctx context.Context, table string, enqueue func(ctx context.Context, id int64, gen int) error, key, msg string) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, generation, job_id FROM `+table+` WHERE status IN ('queued', 'running')`)
 	if err != nil {
 		return err
 	}
@@ -147,6 +157,9 @@ func (s *Server) recoverRuns(ctx context.Context) error {
 		list = append(list, o)
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
 	for _, o := range list {
 		j, err := s.river.JobGet(ctx, o.jobID)
 		if err == nil && j.State != rivertype.JobStateRunning {
@@ -155,10 +168,10 @@ func (s *Server) recoverRuns(ctx context.Context) error {
 		if err != nil && !errors.Is(err, river.ErrNotFound) {
 			return err
 		}
-		if err := s.enqueueRun(ctx, o.id, o.gen+1); err != nil {
+		if err := enqueue(ctx, o.id, o.gen+1); err != nil {
 			return err
 		}
-		s.log.Info().Int64("execucao", o.id).Msg("execução retomada após parada do servidor")
+		s.log.Info().Int64(key, o.id).Msg(msg)
 	}
 	return nil
 }
