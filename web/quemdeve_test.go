@@ -15,8 +15,9 @@ import (
 
 // TestQuemDeveOnRunPage: the school's carnets issued through the desk
 // (fine 2 %, interest 0,033 % a day); Cláudia (row 0) pays R$ 100,00 of
-// her first parcel of R$ 980,00; then the
-// service's clock moves to 20/01/2027 (41 days after the first due date,
+// her first parcel of R$ 980,00 (due 10/12/2027: a fixed date, so the
+// weekdays below hold, a year ahead so that it is not past); then the
+// service's clock moves to 20/01/2028 (41 days after the first due date,
 // 10 after the second), "Atualizar situação" again, and the run's page
 // lists who owes as of the service's day, the largest amount first, in a
 // real browser at 1280 and 390 px.
@@ -28,7 +29,7 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 		upload{Field: "planilha", Name: "alunos.xlsx", Data: readSample(t, "../samples/escola/alunos.xlsx")})
 	base := strings.TrimSuffix(r.URL.Path, "/colunas")
 	c.postForm(base+"/colunas", nil)
-	r = c.postForm(base+"/configuracao", url.Values{"name": {"Mensalidades 2027"}, "repeats": {"12"}, "due": {"10/12/2026"},
+	r = c.postForm(base+"/configuracao", url.Values{"name": {"Mensalidades 2027"}, "repeats": {"12"}, "due": {"10/12/2027"},
 		"fine": {"2%"}, "interest": {"0,033%"}, "on_invalid": {"stop"}})
 	if !strings.HasSuffix(r.URL.Path, "/validacao") {
 		t.Fatalf("settings: %d at %s", r.Status, r.URL.Path)
@@ -53,9 +54,9 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 	if _, err := ctl.PayParcel(context.Background(), res.Rows[0].CarnetID, 1, control.PayRequest{Value: &v}, rn.PayeeCode); err != nil {
 		t.Fatal(err)
 	}
-	// the service's clock moves to 20/01/2027: every carnet's parcels 1 and
+	// the service's clock moves to 20/01/2028: every carnet's parcels 1 and
 	// 2 are overdue (41 and 10 days); Cláudia also paid 880,00 short
-	if _, err := ctl.Advance(context.Background(), control.AdvanceRequest{To: "2027-01-20"}); err != nil {
+	if _, err := ctl.Advance(context.Background(), control.AdvanceRequest{To: "2028-01-20"}); err != nil {
 		t.Fatal(err)
 	}
 	if r = c.postForm("/execucoes/1/situacao", nil); r.Status != http.StatusOK || !strings.Contains(r.Body, "Totais conferem ao centavo") {
@@ -84,11 +85,11 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 	browserViewport(t, ctx, 1280)
 	browserEval[bool](t, ctx, `document.querySelector('#quem-deve-mais summary').click(), true`)
 	// Cláudia: parcel 1 (980,00, paid 100,00) is paid short 880,00 and
-	// not overdue; parcel 2 (980,00, due Sunday 10/01/2027, business day
-	// Monday 11/01) is 10 days overdue: fine 19,60 + interest 980,00 ×
-	// 0,033 % × 9 = 2,9106 → 2,91; total 880,00 + 980,00 + 22,51 = 1.882,51
+	// not overdue; parcel 2 (980,00, due Monday 10/01/2028, a business
+	// day) is 10 days overdue: fine 19,60 + interest 980,00 × 0,033 % × 10
+	// = 3,234 → 3,23; total 880,00 + 980,00 + 22,83 = 1.882,83
 	row := browserText(t, ctx, "tr[data-owes='"+res.Rows[0].Key+"']")
-	for _, want := range []string{"Cláudia Ribeiro Falcão", "claudia.0@example.com", "R$ 880,00", "R$ 980,00", "R$ 22,51", "R$ 1.882,51"} {
+	for _, want := range []string{"Cláudia Ribeiro Falcão", "claudia.0@example.com", "R$ 880,00", "R$ 980,00", "R$ 22,83", "R$ 1.882,83"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("Cláudia's row lacks %q: %q", want, row)
 		}
@@ -102,7 +103,7 @@ func TestQuemDeveOnRunPage(t *testing.T) {
 	// the reconciliation's own page, as the accountant opens it
 	browserGo(t, ctx, "file://"+filepath.Join(run.Dir, "conciliacao.html"))
 	page := browserText(t, ctx, "body")
-	for _, want := range []string{"Posição em 20/01/2027", "(horário de Brasília)", "Quem deve", "dez/2026", "Totais conferem ao centavo", "R$ 1.882,51"} {
+	for _, want := range []string{"Posição em 20/01/2028", "(horário de Brasília)", "Quem deve", "dez/2027", "Totais conferem ao centavo", "R$ 1.882,83"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("conciliacao.html lacks %q", want)
 		}

@@ -26,7 +26,7 @@ func TestRetornoOnRunPage(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
 	c := login(t, srv, "admin", testAdminPassword)
-	_, res := escolaRunDue(t, srv, c, "10/12/2026") // run 1
+	_, res := escolaRunDue(t, srv, c, "dia 10 do próximo mês") // run 1
 	var r *response
 	rn, err := srv.embedded()
 	if err != nil {
