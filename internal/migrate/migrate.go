@@ -32,6 +32,7 @@
 package migrate
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -125,7 +126,38 @@ func Up(ctx context.Context, db *sql.DB, s *Schema) error {
 	case have == known:
 		return nil
 	}
-	if _, err := p.Up(ctx); err != nil {
+	for try := 0; s.Dialect != Postgres && try < 3; try++ {
+		// SQLite has no lock for goose to take: another connection (a
+		// second open of the same file in this process, or another
+		// process) may have applied the steps since the versions were
+		// read. Each step sees that inside its own transaction (a BEGIN
+		// IMMEDIATE holds the file's write lock) and stops; the versions
+		// are read again.
+		_, err := p.Up(ctx)
+		if !errors.Is(err, errApplied) {
+			return s.upError(err, have, known)
+		}
+		if have, known, err = p.GetVersions(ctx); err != nil {
+			return fmt.Errorf("%s: ler a versão do esquema: %w", s.Name, err)
+		}
+		switch {
+		case have > known:
+			return &NewerError{Name: s.Name, Have: have, Known: known}
+		case have == known:
+			return nil
+		}
+	}
+	_, err = p.Up(ctx)
+	return s.upError(err, have, known)
+}
+
+// errApplied is what a step returns when the version table already has it:
+// another connection applied it after this one read the versions.
+var errApplied = errors.New("migrate: step applied by another connection")
+
+// upError words goose's error of an Up from version have to known.
+func (s *Schema) upError(err error, have, known int64) error {
+	if err != nil {
 		var pe *goose.PartialError
 		if errors.As(err, &pe) && pe.Failed != nil && pe.Failed.Source != nil {
 			v := pe.Failed.Source.Version
@@ -135,6 +167,13 @@ func Up(ctx context.Context, db *sql.DB, s *Schema) error {
 		return fmt.Errorf("%s: migrar da versão %d para a %d: %w", s.Name, have, known, err)
 	}
 	return nil
+}
+
+// applied says whether step v is in the version table, read inside tx.
+func (s *Schema) applied(ctx context.Context, tx *sql.Tx, v int64) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+s.Table+` WHERE version_id = ? AND is_applied`, v).Scan(&n)
+	return n > 0, err
 }
 
 // Version returns db's version (0 when it has no version table yet) and
@@ -177,6 +216,15 @@ func (s *Schema) provider(db *sql.DB) (*goose.Provider, error) {
 			up = &goose.GoFunc{RunTx: st.Tx}
 		default:
 			return nil, fmt.Errorf("migrate: %s step %d (%s) does nothing", s.Name, i+1, st.Name)
+		}
+		if s.Dialect != Postgres { // Postgres: goose's session lock
+			run, v := up.RunTx, int64(i+1)
+			up = &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+				if done, err := s.applied(ctx, tx, v); err != nil || done {
+					return cmp.Or(err, errApplied)
+				}
+				return run(ctx, tx)
+			}}
 		}
 		ms[i] = goose.NewGoMigration(int64(i+1), up, nil)
 	}

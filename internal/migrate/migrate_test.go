@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
@@ -196,5 +197,69 @@ func TestUpPostgres(t *testing.T) {
 	one.Steps = one.Steps[:1]
 	if err := Up(ctx, db, one); !errors.Is(err, ErrNewer) {
 		t.Fatalf("an older binary on a newer schema: %v", err)
+	}
+}
+
+// TestUpTwoOpensAtOnce: two connections open a file of version 1 at the
+// same moment; both read version 1 before either applies step 2 (the
+// first holds its step's transaction open a while). The second must not
+// run step 2 again: before, it failed with "duplicate column name: nick"
+// (the desk's situacao.db, opened twice at once after an upgrade).
+func TestUpTwoOpensAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	one := steps(SQLite)
+	one.Steps = one.Steps[:1]
+	if err := Up(context.Background(), openSQLite(t, path), one); err != nil {
+		t.Fatal(err)
+	}
+	slow := steps(SQLite)
+	inner := slow.Steps[1].Tx
+	slow.Steps[1].Tx = func(ctx context.Context, tx *sql.Tx) error {
+		if err := inner(ctx, tx); err != nil {
+			return err
+		}
+		time.Sleep(300 * time.Millisecond) // the other open reads version 1 meanwhile
+		return nil
+	}
+	open := func() *sql.DB {
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	a, b := open(), open()
+	for _, db := range []*sql.DB{a, b} {
+		if v := version(t, db, slow); v != 1 {
+			t.Fatalf("version %d before, want 1", v)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, db := range []*sql.DB{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 1 {
+				time.Sleep(50 * time.Millisecond) // a begins step 2 first
+			}
+			errs[i] = Up(context.Background(), db, slow)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("open %d: %v", i+1, err)
+		}
+	}
+	if v := version(t, a, slow); v != 2 {
+		t.Errorf("version %d after, want 2", v)
+	}
+	var rows int
+	a.QueryRow(`SELECT count(*) FROM t_schema_version WHERE version_id = 2`).Scan(&rows)
+	if rows != 1 {
+		t.Errorf("step 2 recorded %d times, want once", rows)
 	}
 }
