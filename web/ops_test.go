@@ -208,14 +208,21 @@ func TestMetricsMove(t *testing.T) {
 	if run := waitRun(t, srv, 1, 120*time.Second); run.Status != "done" {
 		t.Fatalf("run ended %s: %s", run.Status, run.Message)
 	}
-	after := scrape(t, srv)
+	// the run's last line ("execução parou") is written as its job
+	// returns, just after the status the wait above saw: wait for it too
 	var started, stopped bool
-	for _, line := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(line, `"request_id":"pedido-teste-77"`) {
-			started = started || strings.Contains(line, "execução começou")
-			stopped = stopped || strings.Contains(line, "execução parou")
+	for end := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `"request_id":"pedido-teste-77"`) {
+				started = started || strings.Contains(line, "execução começou")
+				stopped = stopped || strings.Contains(line, "execução parou")
+			}
+		}
+		if started && stopped || time.Now().After(end) {
+			break
 		}
 	}
+	after := scrape(t, srv)
 	if !started || !stopped {
 		t.Errorf("the run's log lines do not name the request that started it (began %v, ended %v):\n%s", started, stopped, logs.String())
 	}
