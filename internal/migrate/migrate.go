@@ -105,11 +105,8 @@ func Up(ctx context.Context, db *sql.DB, s *Schema) error {
 	if err != nil {
 		return fmt.Errorf("%s: ler a versão do esquema: %w", s.Name, err)
 	}
-	switch {
-	case have > known:
-		return &NewerError{Name: s.Name, Have: have, Known: known}
-	case have == known:
-		return nil
+	if done, err := s.settled(have, known); done {
+		return err
 	}
 	p, err := s.provider(db)
 	if err != nil {
@@ -120,11 +117,8 @@ func Up(ctx context.Context, db *sql.DB, s *Schema) error {
 	if have, known, err = p.GetVersions(ctx); err != nil {
 		return fmt.Errorf("%s: ler a versão do esquema: %w", s.Name, err)
 	}
-	switch {
-	case have > known:
-		return &NewerError{Name: s.Name, Have: have, Known: known}
-	case have == known:
-		return nil
+	if done, err := s.settled(have, known); done {
+		return err
 	}
 	for try := 0; s.Dialect != Postgres && try < 3; try++ {
 		// SQLite has no lock for goose to take: another connection (a
@@ -140,15 +134,24 @@ func Up(ctx context.Context, db *sql.DB, s *Schema) error {
 		if have, known, err = p.GetVersions(ctx); err != nil {
 			return fmt.Errorf("%s: ler a versão do esquema: %w", s.Name, err)
 		}
-		switch {
-		case have > known:
-			return &NewerError{Name: s.Name, Have: have, Known: known}
-		case have == known:
-			return nil
+		if done, err := s.settled(have, known); done {
+			return err
 		}
 	}
 	_, err = p.Up(ctx)
 	return s.upError(err, have, known)
+}
+
+// settled says whether a database at version have needs no step of a
+// schema whose last is known: at it (nil), or beyond it (*NewerError).
+func (s *Schema) settled(have, known int64) (bool, error) {
+	switch {
+	case have > known:
+		return true, &NewerError{Name: s.Name, Have: have, Known: known}
+	case have == known:
+		return true, nil
+	}
+	return false, nil
 }
 
 // errApplied is what a step returns when the version table already has it:
