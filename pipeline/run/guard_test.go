@@ -127,7 +127,7 @@ func TestIndexConcurrentAppends(t *testing.T) {
 			defer wg.Done()
 			idx := &Index{Path: filepath.Join(runsDir, IndexFile)}
 			for i := 0; i < 15; i++ {
-				keys := make([]string, 2000)
+				keys := make([]string, 200)
 				for j := range keys {
 					keys[j] = fmt.Sprintf("w%d-%d-%d|2027-01-10", w, i, j)
 				}
@@ -149,7 +149,7 @@ func TestIndexConcurrentAppends(t *testing.T) {
 	}
 	defer db.Close()
 	var n, rows int
-	if err := db.QueryRow(`SELECT count(*), (SELECT count(*) FROM row_keys) FROM runs`).Scan(&n, &rows); err != nil || n != 30 || rows != 30*2000 {
+	if err := db.QueryRow(`SELECT count(*), (SELECT count(*) FROM row_keys) FROM runs`).Scan(&n, &rows); err != nil || n != 30 || rows != 30*200 {
 		t.Fatalf("runs %d, row keys %d (%v)", n, rows, err)
 	}
 }
