@@ -113,16 +113,20 @@ func e2ePay(t *testing.T, runs, dir string, keys map[string]bool) {
 	}
 }
 
-// TestCNABEndToEnd: an ERP's CNAB 240 remessa of 500 titles, 10 of them
-// bad, issued on the embedded default; 40 paid in the sandbox; a second
-// remessa cancels 18 (02) and moves 18 due dates (06); status; the
-// retorno holds every occurrence with the test's own values; more payments
-// and a second retorno holds only them.
+// e2eTitles is the first remessa's size: enough for every kind of title
+// (bad ones of both kinds, paid, cancelled, moved, paid later, untouched).
+const e2eTitles = 200
+
+// TestCNABEndToEnd: an ERP's CNAB 240 remessa of e2eTitles titles, 4 of
+// them bad (2 due dates, 2 CPFs), issued on the embedded default; 40 paid
+// in the sandbox; a second remessa cancels 18 (02) and moves 18 due dates
+// (06); status; the retorno holds every occurrence with the test's own
+// values; more payments and a second retorno holds only them.
 func TestCNABEndToEnd(t *testing.T) {
 	work := t.TempDir()
 	runs := filepath.Join(work, "remessa-out")
 	var ts []cnabtest.Title240
-	for i := 1; i <= 500; i++ {
+	for i := 1; i <= e2eTitles; i++ {
 		tt := cnabtest.OkTitle(e2eKey(i), e2eCents(i))
 		tt.Doc = runtest.CPF(fmt.Sprintf("%09d", 100000000+i*7919))
 		switch e2eBad(i) {
@@ -182,7 +186,7 @@ func TestCNABEndToEnd(t *testing.T) {
 	ret1 := filepath.Join(work, "RET1.RET")
 	e2eRun(t, exitOK, "retorno", dir, "-o", ret1)
 	var want []string
-	for i := 1; i <= 500; i++ {
+	for i := 1; i <= e2eTitles; i++ {
 		k, v := e2eKey(i), fmt.Sprint(e2eCents(i))
 		if e2eBad(i) != "" {
 			continue // 03 rejeitada: checked below
@@ -212,7 +216,7 @@ func TestCNABEndToEnd(t *testing.T) {
 		t.Errorf("first retorno: %d events, want %d\n%s", len(rest), len(want), diffLines(rest, want))
 	}
 	var wantRej []string
-	for i := 1; i <= 500; i++ {
+	for i := 1; i <= e2eTitles; i++ {
 		// FEBRABAN's motivos (table C047): 16 due date invalid, 46 CPF/CNPJ invalid
 		switch e2eBad(i) {
 		case "data":
