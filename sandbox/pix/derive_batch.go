@@ -3,6 +3,7 @@ package pix
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -141,9 +142,16 @@ func newBRTemplate(loc, code string) *brTemplate {
 	t := &brTemplate{n: len(loc), head: loc[:len(loc)-brVar], pre: code[:end-brVar], post: code[end : len(code)-4]}
 	t.crcPre = rules.CRC16Update(0xFFFF, t.pre)
 	t.crcPost0 = rules.CRC16Update(0, t.post)
-	for i := range 256 {
-		t.postHi[i] = rules.CRC16Update(uint16(i)<<8, t.post) ^ t.crcPost0
-		t.postLo[i] = rules.CRC16Update(uint16(i), t.post) ^ t.crcPost0
+	// postLin of each of the 16 bits of the state, then of every byte
+	// value as the XOR of its bits' (16 passes over post, not 512).
+	var bit [16]uint16
+	for j := range bit {
+		bit[j] = rules.CRC16Update(1<<j, t.post) ^ t.crcPost0
+	}
+	for i := 1; i < 256; i++ {
+		low := bits.TrailingZeros(uint(i))
+		t.postLo[i] = t.postLo[i&(i-1)] ^ bit[low]
+		t.postHi[i] = t.postHi[i&(i-1)] ^ bit[8+low]
 	}
 	if t.code(loc[len(loc)-brVar:]) != code {
 		return nil

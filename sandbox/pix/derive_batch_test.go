@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"remessa/rules"
 )
 
 // A batchDeriver derives each charge as (*charge).derive does, field for
@@ -85,6 +87,26 @@ func TestCheckCobVValorZeroModalidade(t *testing.T) {
 	} {
 		if got := fmt.Sprint(checkCobVValor(c.v, 10000, time.Time{}, false, p)); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.v, got, c.want)
+		}
+	}
+}
+
+// The template's tables, made from the 16 bits of the state, are
+// rules.CRC16Update from each byte value, as tabulating all 512 did.
+func TestBRTemplateTables(t *testing.T) {
+	for _, post := range []string{"", "5204000053039865802BR5917LOJA EXEMPLO LTDA6008CURITIBA62070503***", "\x00\xff"} {
+		loc := "pix.example.com/qr/v2/" + strings.Repeat("0", brVar)
+		code := "00020101021226" + fmt.Sprintf("%02d", 4+len("br.gov.bcb.pix")+4+len(loc)) + "0014br.gov.bcb.pix25" + fmt.Sprintf("%02d", len(loc)) + loc + post + "6304"
+		code += fmt.Sprintf("%04X", rules.CRC16Update(0xFFFF, code))
+		got := newBRTemplate(loc, code)
+		if got == nil {
+			t.Fatalf("post %q: no template", post)
+		}
+		p0 := rules.CRC16Update(0, got.post)
+		for i := range 256 {
+			if hi, lo := rules.CRC16Update(uint16(i)<<8, got.post)^p0, rules.CRC16Update(uint16(i), got.post)^p0; got.postHi[i] != hi || got.postLo[i] != lo {
+				t.Fatalf("post %q byte %d: %04x %04x, want %04x %04x", got.post, i, got.postHi[i], got.postLo[i], hi, lo)
+			}
 		}
 	}
 }
