@@ -2,10 +2,12 @@ package journal
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 func dumpRows(t *testing.T, j *Journal) string {
 	t.Helper()
 	var b strings.Builder
+	var buf []byte
 	for _, q := range []string{`SELECT idx,key,state,info,req,res,attempts,updated FROM rows ORDER BY idx`, `SELECT id,data,0,0,0,0,0,0 FROM chunks ORDER BY id`} {
 		rs, err := j.db.Query(q)
 		if err != nil {
@@ -31,11 +34,37 @@ func dumpRows(t *testing.T, j *Journal) string {
 			if err := rs.Scan(p...); err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(&b, "%v\n", v)
+			for _, c := range v {
+				buf = appendCol(buf[:0], c)
+				b.Write(buf)
+			}
+			b.WriteByte('\n')
 		}
 		rs.Close()
 	}
 	return b.String()
+}
+
+// appendCol writes a column's value with its type: bytes in hex, the
+// rest as text (fmt's %v of the whole row took half of
+// checkBatchWrites' time).
+func appendCol(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		b = append(b, "nil"...)
+	case []byte:
+		b = append(b, "b:"...)
+		b = hex.AppendEncode(b, x)
+	case string:
+		b = append(b, "s:"...)
+		b = strconv.AppendQuote(b, x)
+	case int64:
+		b = append(b, "i:"...)
+		b = strconv.AppendInt(b, x, 10)
+	default:
+		b = fmt.Appendf(b, "%T:%v", x, x)
+	}
+	return append(b, ' ')
 }
 
 // firstDiff is the first line where a and b differ.
