@@ -95,9 +95,14 @@ func testOpenOldSchema(t *testing.T, be testBackend) {
 			t.Fatal(err)
 		}
 	}
+	// the old rows in one transaction (one commit, not 600)
+	dtx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
 	exec := func(q string, args ...any) {
 		t.Helper()
-		if _, err := db.Exec(ph(q), args...); err != nil {
+		if _, err := dtx.Exec(ph(q), args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,6 +123,9 @@ func testOpenOldSchema(t *testing.T, be testBackend) {
 	exec(`INSERT INTO doc(kind, account, id, json, updated_at) VALUES (?, ?, ?, ?, ?)`, "carnet", "acc", "carnet1", []byte(`{"name":"c"}`), 1)
 	exec(`INSERT INTO alias(kind, account, key, owner, ref) VALUES (?, ?, ?, ?, ?)`, "tok", "acc", "k1", "t0001", "r")
 	exec(`INSERT INTO seq(name, value) VALUES (?, ?)`, "ids", 41)
+	if err := dtx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 
 	ctx := context.Background()
