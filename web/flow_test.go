@@ -18,13 +18,20 @@ import (
 // waitRun waits until run id ends and returns it. It logs when the
 // run's status and progress stay the same for within (a run that stopped
 // moving, or a machine busy with the tests running in parallel) and fails
-// at the test's deadline: a run is given the time it takes.
+// at the test's deadline: a run is given the time it takes. It reads the
+// run again when the server publishes a change of it (its event stream's
+// hub) and at least every half second, not every few milliseconds: each
+// read is a query of web.db, CPU the run under test shares.
 func waitRun(t testing.TB, srv *Server, id int64, within time.Duration) *runRecord {
 	t.Helper()
 	end := testDeadline(t)
 	still := time.Now().Add(within)
 	var last string
 	logged := false
+	events, unsubscribe := srv.hub.subscribe(id)
+	defer unsubscribe()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		r, err := srv.loadRun(context.Background(), id)
 		if err != nil {
@@ -43,7 +50,13 @@ func waitRun(t testing.TB, srv *Server, id int64, within time.Duration) *runReco
 		if time.Now().After(end) {
 			t.Fatalf("run %d still %s at the test's deadline (progress %s): %s", id, r.Status, r.Progress, r.Message)
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case _, ok := <-events:
+			if !ok {
+				events = nil // the server closed its hub: the ticker alone
+			}
+		case <-tick.C:
+		}
 	}
 }
 
