@@ -56,10 +56,11 @@ func clusterSandbox(t *testing.T) (*sandbox.Running, *api.Client) {
 	return rn, cl
 }
 
-// startClusterServer starts the app with --db dsn on a fresh data folder.
+// startClusterServer starts the app with --db dsn on a fresh data folder
+// (migratedDataDir).
 func startClusterServer(t *testing.T, dsn string, units int) *Server {
 	t.Helper()
-	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AdminPassword: testAdminPassword,
+	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: migratedDataDir(t), AdminPassword: testAdminPassword,
 		DB: dsn, Units: units, UnitTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,11 +24,12 @@ import (
 const testAdminPassword = "senha-do-admin-1"
 
 // startServer starts the app on a loopback port with a fresh data folder
-// and the first administrator "admin" (password testAdminPassword); it is
-// closed when the test ends.
+// (holding only a migrated, empty web.db: migratedDataDir) and the first
+// administrator "admin" (password testAdminPassword); it is closed when
+// the test ends.
 func startServer(t testing.TB) *Server {
 	t.Helper()
-	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AdminPassword: testAdminPassword})
+	srv, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: migratedDataDir(t), AdminPassword: testAdminPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +39,55 @@ func startServer(t testing.TB) *Server {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+var migratedWebDB struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// migratedDataDir is a new data folder holding a web.db that has every
+// migration (web.db's steps and River's) and no rows: the migrations,
+// under -race about half a CPU-second of SQLite parsing DDL, run once per
+// test binary instead of at every desk start. New then finds the schema
+// up to date and creates the administrator and the embedded account as
+// on an empty folder. The migrations from nothing are still what the
+// tests that call New on a t.TempDir() of their own go through
+// (TestUploadRefusals, TestMetricsMove, TestTLSSecureCookie,
+// TestNewerWebDBRefused, the kill -9 tests' `remessa web` processes…).
+func migratedDataDir(t testing.TB) string {
+	t.Helper()
+	migratedWebDB.once.Do(func() {
+		dir, err := os.MkdirTemp("", "remessa-webdb-")
+		if err != nil {
+			migratedWebDB.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		db, rdb, err := openDB(context.Background(), dir)
+		if err != nil {
+			migratedWebDB.err = err
+			return
+		}
+		// everything in web.db itself, no -wal beside it
+		_, err = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		rdb.Close()
+		db.Close()
+		if err != nil {
+			migratedWebDB.err = err
+			return
+		}
+		migratedWebDB.b, migratedWebDB.err = os.ReadFile(filepath.Join(dir, DBFile))
+	})
+	if migratedWebDB.err != nil {
+		t.Fatalf("the migrated web.db: %v", migratedWebDB.err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, DBFile), migratedWebDB.b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // client is a browser without JavaScript: a cookie jar, the session's
