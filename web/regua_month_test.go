@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,8 +48,14 @@ func startServerIn(t *testing.T, dir string) (*Server, func()) {
 // page's path.
 func startEscolaRun(t *testing.T, c *client, due string) string {
 	t.Helper()
+	return startEscolaRunOf(t, c, due, 12)
+}
+
+// startEscolaRunOf is startEscolaRun with carnets of parcels parcels.
+func startEscolaRunOf(t *testing.T, c *client, due string, parcels int) string {
+	t.Helper()
 	base := newCarnetDraft(t, c, readSample(t, "../samples/escola/alunos.xlsx"))
-	r := c.postForm(base+"/configuracao", url.Values{"name": {"Mensalidades 2027"}, "repeats": {"12"}, "due": {due},
+	r := c.postForm(base+"/configuracao", url.Values{"name": {"Mensalidades 2027"}, "repeats": {strconv.Itoa(parcels)}, "due": {due},
 		"fine": {"2%"}, "interest": {"0,033%"}, "on_invalid": {"stop"}})
 	if r.Status != http.StatusOK || !strings.HasSuffix(r.URL.Path, "/validacao") {
 		t.Fatalf("settings: %d at %s: %s", r.Status, r.URL.Path, snippet(r.Body, "erro"))
@@ -64,8 +71,14 @@ func startEscolaRun(t *testing.T, c *client, due string) string {
 // the finished run and its results.
 func escolaRunDue(t *testing.T, srv *Server, c *client, due string) (*runRecord, *results.Results) {
 	t.Helper()
+	return escolaRunOf(t, srv, c, due, 12)
+}
+
+// escolaRunOf is escolaRunDue with carnets of parcels parcels.
+func escolaRunOf(t *testing.T, srv *Server, c *client, due string, parcels int) (*runRecord, *results.Results) {
+	t.Helper()
 	var id int64
-	fmt.Sscanf(strings.TrimPrefix(startEscolaRun(t, c, due), "/execucoes/"), "%d", &id)
+	fmt.Sscanf(strings.TrimPrefix(startEscolaRunOf(t, c, due, parcels), "/execucoes/"), "%d", &id)
 	rec := waitRun(t, srv, id, 120*time.Second)
 	if rec.Status != "done" {
 		t.Fatalf("run ended %s: %s", rec.Status, rec.Message)
@@ -82,11 +95,13 @@ func escolaRunDue(t *testing.T, srv *Server, c *client, due string) (*runRecord,
 // service's e-mail, 2 and 9 days after by the desk's own SMTP, weekdays
 // 08:00-20:00) and its mail server (the test's, STARTTLS and a password);
 // the school's 40 carnets are issued with parcel 1 due on Wednesday
-// 10/03/2027, and the sandbox clock is stepped day by day from 05/03 to
-// 04/04 at 10:00, a pass of the desk's follow job each day, while families
-// pay. The pass of the due date runs in a `remessa web` process that is
-// killed (SIGKILL) right after its fourth resend went out and started
-// again. The resends the sandbox recorded and the e-mails the SMTP server
+// 10/03/2027 and parcel 2 on 10/04 (two parcels, not the year's twelve: a
+// later parcel's first step, 07/04 for parcel 2, is after the month, so
+// no pass reaches a third), and the sandbox clock is stepped day by day
+// from 05/03 to 04/04 at 10:00, a pass of the desk's follow job each day,
+// while families pay. The pass of the due date runs in a `remessa web`
+// process that is killed (SIGKILL) right after its fourth resend went
+// out and started again. The resends the sandbox recorded and the e-mails the SMTP server
 // received are exactly the test's lists: none to a family that had paid,
 // none twice, none on a weekend.
 func TestDeskMonthOfReminders(t *testing.T) {
@@ -109,10 +124,10 @@ func TestDeskMonthOfReminders(t *testing.T) {
 	if r := c.postForm("/admin/regua", reguaForm4()); r.Status != http.StatusOK || strings.Contains(r.Body, `class="field-error"`) {
 		t.Fatalf("régua: %d\n%s", r.Status, snippet(r.Body, "padrao"))
 	}
-	rec, res := escolaRunDue(t, srv, c, "2027-03-10")
+	rec, res := escolaRunOf(t, srv, c, "2027-03-10", 2)
 	id, runDir := rec.ID, rec.Dir
-	if got := res.Rows[0].Parcels[0].DueDate; got != "2027-03-10" {
-		t.Fatalf("parcel 1 due %s, want 2027-03-10", got)
+	if got := res.Rows[0].Parcels[0].DueDate + " " + res.Rows[0].Parcels[1].DueDate; got != "2027-03-10 2027-04-10" {
+		t.Fatalf("parcels due %s, want 2027-03-10 2027-04-10", got)
 	}
 
 	var ctl *control.Client
