@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
@@ -200,7 +201,8 @@ type ClientConfig struct {
 	Units   int            // units worked at once by this process (default 2)
 	// UnitTimeout is the lease of a unit (default DefaultUnitTimeout): a
 	// unit whose worker died is taken as abandoned once it has been
-	// running that long (plus a second), and River's rescuer (every 30 s,
+	// running that long (plus a second, RescueAfter), and the workers'
+	// RescueDead (every RescueEvery) or else River's rescuer (every 30 s,
 	// on the leader) gives it to another worker. A unit still alive then
 	// goes on (pipeline/run's worker ignores the timeout) and is protected
 	// by its advisory lock: the rescued attempt waits for it.
@@ -215,11 +217,15 @@ func (c ClientConfig) Timeout() time.Duration {
 	return c.UnitTimeout
 }
 
+// RescueAfter is how long a unit runs before it is taken as abandoned
+// when its lock is free (RescueDead), or at all (River's rescuer).
+func (c ClientConfig) RescueAfter() time.Duration { return c.Timeout() + time.Second }
+
 // NewClient is a River client on the cluster's database.
 func NewClient(d *DB, c ClientConfig) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{
 		JobTimeout:                  c.Timeout(),
-		RescueStuckJobsAfter:        c.Timeout() + time.Second,
+		RescueStuckJobsAfter:        c.RescueAfter(),
 		RetryPolicy:                 retryPolicy{},
 		FetchPollInterval:           200 * time.Millisecond,
 		FetchCooldown:               20 * time.Millisecond,
@@ -340,12 +346,17 @@ type Lock struct {
 	done chan struct{} // closed when watch has returned (it no longer uses conn)
 }
 
+// unitKey is the advisory lock key of a run's unit.
+func unitKey(runID string, unit int) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "remessa:%s:%d", runID, unit)
+	return int64(h.Sum64())
+}
+
 // LockUnit takes unit's advisory lock without waiting; nil, nil when
 // another worker holds it.
 func LockUnit(ctx context.Context, d *DB, runID string, unit int) (*Lock, error) {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "remessa:%s:%d", runID, unit)
-	key := int64(h.Sum64())
+	key := unitKey(runID, unit)
 	conn, err := d.Pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -507,4 +518,88 @@ func Repeated(ctx context.Context, d *DB, runID, service string, hashes []int64)
 		hashes = hashes[n:]
 	}
 	return out, nil
+}
+
+// RescueEvery is how often each worker looks for units whose worker died
+// (RescueDead).
+const RescueEvery = 2 * time.Second
+
+// RescueDead gives back to the queue the units whose worker died: a unit
+// job running for longer than rescueAfter (its lease and a second, when
+// River's own rescuer would take it) whose lock no one holds (a live
+// worker holds it from the unit's start to its end; a dead one's went
+// with its connection). River's rescuer does the same for any job stuck
+// that long, but only every 30 s, on a timer River does not let a client
+// shorten: each worker calls RescueDead every RescueEvery, so a dead
+// worker's unit goes to another soon after its lease. A unit is put back
+// as River's rescuer puts it (retryable at the retry policy's time;
+// discarded after its last attempt; cancelled when a cancel was asked),
+// only if it is still running since before the horizon. It returns how
+// many units it gave back.
+func RescueDead(ctx context.Context, d *DB, rescueAfter time.Duration) (int, error) {
+	exec := riverpgxv5.New(d.Pool).GetExecutor()
+	horizon := time.Now().Add(-rescueAfter)
+	stuck, err := exec.JobGetStuck(ctx, &riverdriver.JobGetStuckParams{Max: 1000, StuckHorizon: horizon})
+	if err != nil {
+		return 0, fmt.Errorf("fila: %w", err)
+	}
+	p := riverdriver.JobRescueManyParams{StuckHorizon: horizon}
+	now := time.Now().UTC()
+	for _, job := range stuck {
+		var a UnitArgs
+		if job.Kind != a.Kind() || job.Queue != Queue || json.Unmarshal(job.EncodedArgs, &a) != nil {
+			continue
+		}
+		free, err := lockFree(ctx, d, unitKey(a.Run, a.Unit))
+		if err != nil {
+			return 0, err
+		}
+		if !free {
+			continue // its worker lives: the unit goes on past its lease
+		}
+		e, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: max(job.Attempt, 0),
+			Error: "unidade resgatada: o worker que a tinha morreu (sua trava estava livre após o prazo da unidade)"})
+		var m struct {
+			CancelAttemptedAt time.Time `json:"cancel_attempted_at"`
+		}
+		json.Unmarshal(job.Metadata, &m)
+		state, fin, at := rivertype.JobStateRetryable, (*time.Time)(nil), retryPolicy{}.NextRetry(job)
+		switch {
+		case !m.CancelAttemptedAt.IsZero():
+			state, fin, at = rivertype.JobStateCancelled, &now, job.ScheduledAt
+		case job.Attempt >= job.MaxAttempts:
+			state, fin, at = rivertype.JobStateDiscarded, &now, job.ScheduledAt
+		}
+		p.ID, p.Error, p.FinalizedAt = append(p.ID, job.ID), append(p.Error, e), append(p.FinalizedAt, fin)
+		p.ScheduledAt, p.State = append(p.ScheduledAt, at), append(p.State, string(state))
+	}
+	if len(p.ID) == 0 {
+		return 0, nil
+	}
+	if _, err := exec.JobRescueMany(ctx, &p); err != nil {
+		return 0, fmt.Errorf("fila: %w", err)
+	}
+	return len(p.ID), nil
+}
+
+// lockFree says whether no one holds the advisory lock key (taking it
+// and giving it back at once).
+func lockFree(ctx context.Context, d *DB, key int64) (bool, error) {
+	conn, err := d.Pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
+		conn.Release()
+		return false, err
+	}
+	if ok {
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			conn.Hijack().Close(ctx) // the session's locks go with the connection
+			return true, nil
+		}
+	}
+	conn.Release()
+	return ok, nil
 }

@@ -31,10 +31,10 @@ import (
 // throw-away PostgreSQL (internal/pgtest), `remessa worker` processes and
 // `remessa run --db`, and check through the sandbox's API that it holds
 // exactly one charge per row. They run in parallel, each on a database
-// of its own (pgtest.DSN) with its own sandbox and workers: most of their
-// time is waiting (River's rescuer runs every 30 s, on a timer of its own
-// that River does not let a client shorten; the sandbox's injected
-// latency), not working.
+// of its own (pgtest.DSN) with its own sandbox and workers: much of their
+// time is waiting (a killed worker's unit for its lease and the workers'
+// RescueDead round, every 2 s; the sandbox's injected latency), not
+// working.
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -543,8 +543,9 @@ func crashSize() (cobv, carnets, kills int, lease time.Duration) {
 // themselves at chosen points first: between a carnet's answer and its
 // journal entry, and between a batch PUT's answer and its entry); every
 // row is in the sandbox exactly once and the results say so. A killed
-// worker's unit is rescued by River once its lease is over (--unit-timeout
-// 8s; River's rescuer runs every 30 s) and resumed by another worker from
+// worker's unit is given back to the queue once its lease is over and its
+// lock is free (--unit-timeout 8s; the workers' cluster.RescueDead, every
+// 2 s, or River's rescuer, every 30 s) and resumed by another worker from
 // the journal: the carnet sent without its answer journaled is found by
 // its custom_id and adopted, not sent again.
 func TestClusterCrash(t *testing.T) {

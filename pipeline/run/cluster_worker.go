@@ -81,10 +81,28 @@ func serveUnits(ctx context.Context, o WorkerOptions, logDir string, newWorker f
 			o.Listening(addr)
 		}
 	}
+	// a dead worker's unit goes to another soon after its lease, not at
+	// River's next rescue (every 30 s)
+	rescuing := make(chan struct{})
+	go func() {
+		defer close(rescuing)
+		after := cluster.ClientConfig{UnitTimeout: o.UnitTimeout}.RescueAfter()
+		t := time.NewTicker(cluster.RescueEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				cluster.RescueDead(ctx, db, after) // an error: the next round, or River's rescuer
+			}
+		}
+	}()
 	if o.Ready != nil {
 		o.Ready()
 	}
 	<-ctx.Done()
+	<-rescuing
 	// units in flight stop sending, journal what they sent and end; they
 	// are retried by River (on another worker) from their journal
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
