@@ -152,6 +152,11 @@ func TestIncrementalEqualsFullAfterClockMoves(t *testing.T) {
 			t.Errorf("%s: incremental %+v\nfull %+v", step, a, b)
 		}
 		ra, rb := ledgerRows(t, dir), ledgerRows(t, other)
+		// the sync's sums (made by SQLite) are Summarize's of the charges
+		if s := status.Summarize(ra, a.Today()); s.Charges != a.Charges || s.Issued != a.Issued || s.Received != a.Received || s.Open != a.Open ||
+			s.Overdue != a.Overdue || s.Settled != a.Settled || s.Cancel != a.Cancel || s.Refunded != a.Refunded || s.Rebate != a.Rebate {
+			t.Errorf("%s: the sync's summary %+v\nSummarize of its ledger %+v", step, a, s)
+		}
 		if len(ra) != len(rb) {
 			t.Fatalf("%s: %d charges against %d", step, len(ra), len(rb))
 		}

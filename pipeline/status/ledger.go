@@ -10,7 +10,6 @@ package status
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -162,26 +161,42 @@ func (l *Ledger) setMeta(ctx context.Context, tx *sql.Tx, k, v string) error {
 }
 
 // seed adds the run's charges from its results (once; a charge already
-// in the ledger keeps what was seen of it).
+// in the ledger keeps what was seen of it). The keys the ledger holds are
+// read first, so a later sync (every charge already there) writes
+// nothing.
 func (l *Ledger) seed(ctx context.Context, r *results.Results, now time.Time) (int, error) {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO charges (key, row_index, source_row, row_key, payer, parcel, carnet_id, charge_id, txid, due, value_cents, status, state, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`)
+	have, err := ledgerKeys(ctx, tx)
 	if err != nil {
 		return 0, err
 	}
-	defer ins.Close()
+	var ins *sql.Stmt
+	defer func() {
+		if ins != nil {
+			ins.Close()
+		}
+	}()
 	n := 0
 	at := now.UTC().Format(time.RFC3339)
 	add := func(row *results.Row, key string, parcel int, chargeID int64, txid, due string, value int64, status string) error {
+		if have[key] {
+			return nil
+		}
+		if ins == nil {
+			if ins, err = tx.PrepareContext(ctx, `INSERT INTO charges (key, row_index, source_row, row_key, payer, parcel, carnet_id, charge_id, txid, due, value_cents, status, state, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`); err != nil {
+				return err
+			}
+		}
 		res, err := ins.ExecContext(ctx, key, row.Index, row.SourceRow, row.Key, row.PayerName, parcel, row.CarnetID, chargeID, txid, due, value, status, StateOpen, at)
 		if err != nil {
 			return err
 		}
+		have[key] = true
 		if k, _ := res.RowsAffected(); k > 0 {
 			n++
 		}
@@ -210,6 +225,24 @@ func (l *Ledger) seed(ctx context.Context, r *results.Results, now time.Time) (i
 		}
 	}
 	return n, tx.Commit()
+}
+
+// ledgerKeys is the set of the ledger's charge keys.
+func ledgerKeys(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT key FROM charges`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		have[k] = true
+	}
+	return have, rows.Err()
 }
 
 func chargeKey(id int64) string  { return fmt.Sprintf("charge:%d", id) }
@@ -255,25 +288,81 @@ type RebateEvent struct {
 	SeenAt string
 }
 
+// applier records observations in one transaction: the current state of
+// the charges they name is read with one query per batch of keys (a
+// listing's page names up to 1,000), and the statements are prepared once.
+type applier struct {
+	tx       *sql.Tx
+	cur      map[string]*Observation // the charges the observations name that the ledger holds, as they stand
+	upd, ins *sql.Stmt
+	seenAt   string
+	source   string
+}
+
+// keysPerQuery is how many keys one read of the current states binds (SQLite
+// allows 32,766 variables).
+const keysPerQuery = 500
+
+func newApplier(ctx context.Context, tx *sql.Tx, obs []Observation, seenAt, source string) (*applier, error) {
+	a := &applier{tx: tx, cur: make(map[string]*Observation, len(obs)), seenAt: seenAt, source: source}
+	keys := make([]any, 0, min(len(obs), keysPerQuery))
+	seen := make(map[string]bool, len(obs))
+	read := func() error {
+		if len(keys) == 0 {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT key, status, state, paid_cents, paid_at, method, refund_cents FROM charges WHERE key IN (?`+strings.Repeat(", ?", len(keys)-1)+`)`, keys...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c Observation
+			if err := rows.Scan(&c.Key, &c.Status, &c.State, &c.PaidCents, &c.PaidAt, &c.Method, &c.RefundCents); err != nil {
+				return err
+			}
+			a.cur[c.Key] = &c
+		}
+		keys = keys[:0]
+		return rows.Err()
+	}
+	for _, o := range obs {
+		if seen[o.Key] {
+			continue
+		}
+		seen[o.Key] = true
+		if keys = append(keys, o.Key); len(keys) == keysPerQuery {
+			if err := read(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return a, read()
+}
+
+func (a *applier) close() {
+	for _, st := range []*sql.Stmt{a.upd, a.ins} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	a.upd, a.ins = nil, nil
+}
+
 // apply records an observation: the charge's current state, and an event
 // when anything changed. It reports whether something changed. An
 // observation never moves a charge back from a final state to an earlier
 // one (an old answer arriving late changes nothing).
-func apply(ctx context.Context, tx *sql.Tx, o Observation, seenAt, source string) (bool, error) {
-	var cur Observation
-	err := tx.QueryRowContext(ctx, `SELECT status, state, paid_cents, paid_at, method, refund_cents FROM charges WHERE key = ?`, o.Key).
-		Scan(&cur.Status, &cur.State, &cur.PaidCents, &cur.PaidAt, &cur.Method, &cur.RefundCents)
-	if errors.Is(err, sql.ErrNoRows) {
+func (a *applier) apply(ctx context.Context, o Observation) (bool, error) {
+	cur, ok := a.cur[o.Key]
+	if !ok {
 		return false, nil // not a charge of this run
 	}
-	if err != nil {
-		return false, err
-	}
 	if o.State == "" && o.Rebate != nil {
-		return applyRebate(ctx, tx, o, cur, seenAt, source)
+		return applyRebate(ctx, a.tx, o, *cur, a.seenAt, a.source)
 	}
 	if o.State == "" && o.Due != "" {
-		return applyDue(ctx, tx, o, cur, seenAt, source)
+		return applyDue(ctx, a.tx, o, *cur, a.seenAt, a.source)
 	}
 	if rank(o.State) < rank(cur.State) || (o.State == cur.State && o.RefundCents < cur.RefundCents) {
 		return false, nil
@@ -281,13 +370,23 @@ func apply(ctx context.Context, tx *sql.Tx, o Observation, seenAt, source string
 	if o.Status == cur.Status && o.State == cur.State && o.PaidCents == cur.PaidCents && o.PaidAt == cur.PaidAt && o.Method == cur.Method && o.RefundCents == cur.RefundCents {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE charges SET status = ?, state = ?, paid_cents = ?, paid_at = ?, method = ?, refund_cents = ?, updated_at = ? WHERE key = ?`,
-		o.Status, o.State, o.PaidCents, o.PaidAt, o.Method, o.RefundCents, seenAt, o.Key); err != nil {
+	var err error
+	if a.upd == nil {
+		if a.upd, err = a.tx.PrepareContext(ctx, `UPDATE charges SET status = ?, state = ?, paid_cents = ?, paid_at = ?, method = ?, refund_cents = ?, updated_at = ? WHERE key = ?`); err != nil {
+			return false, err
+		}
+		if a.ins, err = a.tx.PrepareContext(ctx, `INSERT INTO events (key, status, state, paid_cents, paid_at, method, refund_cents, seen_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+			return false, err
+		}
+	}
+	if _, err := a.upd.ExecContext(ctx, o.Status, o.State, o.PaidCents, o.PaidAt, o.Method, o.RefundCents, a.seenAt, o.Key); err != nil {
 		return false, err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO events (key, status, state, paid_cents, paid_at, method, refund_cents, seen_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.Key, o.Status, o.State, o.PaidCents, o.PaidAt, o.Method, o.RefundCents, seenAt, source)
-	return err == nil, err
+	if _, err = a.ins.ExecContext(ctx, o.Key, o.Status, o.State, o.PaidCents, o.PaidAt, o.Method, o.RefundCents, a.seenAt, a.source); err != nil {
+		return false, err
+	}
+	*cur = Observation{Key: o.Key, Status: o.Status, State: o.State, PaidCents: o.PaidCents, PaidAt: o.PaidAt, Method: o.Method, RefundCents: o.RefundCents}
+	return true, nil
 }
 
 // applyDue records a new due date of a charge that keeps its state.
@@ -418,10 +517,14 @@ func (l *Ledger) Apply(ctx context.Context, obs []Observation, seenAt time.Time,
 		return 0, err
 	}
 	defer tx.Rollback()
+	a, err := newApplier(ctx, tx, obs, seenAt.UTC().Format(time.RFC3339Nano), source)
+	if err != nil {
+		return 0, err
+	}
+	defer a.close()
 	n := 0
-	at := seenAt.UTC().Format(time.RFC3339Nano)
 	for _, o := range obs {
-		ch, err := apply(ctx, tx, o, at, source)
+		ch, err := a.apply(ctx, o)
 		if err != nil {
 			return 0, err
 		}
@@ -429,6 +532,7 @@ func (l *Ledger) Apply(ctx context.Context, obs []Observation, seenAt time.Time,
 			n++
 		}
 	}
+	a.close()
 	return n, tx.Commit()
 }
 

@@ -75,35 +75,76 @@ func Summarize(cs []Charge, today time.Time) Summary {
 	var s Summary
 	day := rules.FormatISODate(today)
 	for _, c := range cs {
-		s.Charges++
-		s.Issued.add(c.ValueCents)
 		if c.RebateSet {
 			s.Rebate.add(c.RebateCents)
 		}
-		switch c.State {
-		case StatePaid, StateSettled:
-			s.Received.add(c.PaidCents - c.RefundCents)
-			if c.State == StateSettled {
-				s.Settled.add(c.PaidCents)
-			}
-		case StateRefunded:
-			s.Refunded.add(c.RefundCents)
-		case StateCancelled:
-			if !ServiceSaysOverdue(c.Status) {
-				s.Cancel.add(c.ValueCents)
-				break
-			}
-			s.Overdue.add(c.ValueCents) // a payment link the service says expired: unpaid
-		default:
-			if c.Due < day || ServiceSaysOverdue(c.Status) {
-				s.Overdue.add(c.ValueCents)
-			} else {
-				s.Open.add(c.ValueCents)
-			}
-		}
+		s.count(chargeGroup{State: c.State, Status: c.Status, Past: c.Due < day, N: 1, Value: c.ValueCents, Paid: c.PaidCents, Refund: c.RefundCents})
 	}
 	return s
 }
+
+// chargeGroup is N charges alike for a Summary (their state, the
+// service's word, and whether their due date is past) and their sums.
+type chargeGroup struct {
+	State, Status       string
+	Past                bool
+	N                   int
+	Value, Paid, Refund int64
+}
+
+// count adds a group of charges to the summary's tallies (all but Rebate).
+func (s *Summary) count(g chargeGroup) {
+	s.Charges += g.N
+	s.Issued.addN(g.N, g.Value)
+	switch g.State {
+	case StatePaid, StateSettled:
+		s.Received.addN(g.N, g.Paid-g.Refund)
+		if g.State == StateSettled {
+			s.Settled.addN(g.N, g.Paid)
+		}
+	case StateRefunded:
+		s.Refunded.addN(g.N, g.Refund)
+	case StateCancelled:
+		if !ServiceSaysOverdue(g.Status) {
+			s.Cancel.addN(g.N, g.Value)
+			break
+		}
+		s.Overdue.addN(g.N, g.Value) // a payment link the service says expired: unpaid
+	default:
+		if g.Past || ServiceSaysOverdue(g.Status) {
+			s.Overdue.addN(g.N, g.Value)
+		} else {
+			s.Open.addN(g.N, g.Value)
+		}
+	}
+}
+
+// Summarize counts the ledger's charges as of today (São Paulo), as
+// Summarize counts them from Charges, with the sums made by SQLite (one
+// row per group of charges alike instead of one per charge).
+func (l *Ledger) Summarize(ctx context.Context, today time.Time) (Summary, error) {
+	var s Summary
+	rows, err := l.db.QueryContext(ctx, `SELECT state, status, due < ?, count(*), sum(value_cents), sum(paid_cents), sum(refund_cents),
+		count(CASE WHEN rebate_cents >= 0 THEN 1 END), coalesce(sum(CASE WHEN rebate_cents >= 0 THEN rebate_cents END), 0)
+		FROM charges GROUP BY 1, 2, 3`, rules.FormatISODate(today))
+	if err != nil {
+		return s, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g chargeGroup
+		var rebates int
+		var rebateCents int64
+		if err := rows.Scan(&g.State, &g.Status, &g.Past, &g.N, &g.Value, &g.Paid, &g.Refund, &rebates, &rebateCents); err != nil {
+			return s, err
+		}
+		s.count(g)
+		s.Rebate.addN(rebates, rebateCents)
+	}
+	return s, rows.Err()
+}
+
+func (t *Tally) addN(n int, c int64) { t.Count += n; t.Cents += c }
 
 func (t *Tally) add(c int64) { t.Count++; t.Cents += c }
 
@@ -168,11 +209,10 @@ func Sync(ctx context.Context, dir string, o Options) (*Summary, error) {
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	cs, err := l.Charges(ctx)
+	sum, err := l.Summarize(ctx, rules.Today(now))
 	if err != nil {
 		return nil, err
 	}
-	sum := Summarize(cs, rules.Today(now))
 	sum.RunID, sum.Kind, sum.SyncedAt, sum.Calls, sum.Changed = m.RunID, res.Run.Kind, s.seenAt, s.calls, s.changed
 	sum.LocalAt, sum.Clock, sum.SkewSeconds = stamp(clk.Local), clk.Source, int64(s.skew/time.Second)
 	return &sum, nil
