@@ -44,6 +44,7 @@ func issueCobvRebate(t *testing.T) *runtest.Issued {
 // ledger records both changes, and the retorno says them: 12 with 12,34,
 // 13 with the 5,00 cancelled, and each payment's 06 with its abatimento.
 func TestAbatimentoCobv(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	is := issueCobvRebate(t)
 	src, rn := is.Dir, is.Sandbox
@@ -170,6 +171,7 @@ func TestAbatimentoCobv(t *testing.T) {
 // TestLoadAbatimentoErrors: an abatimento job must say one of cents,
 // by_key or remove, and a value above zero, each refused on its line.
 func TestLoadAbatimentoErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for body, want := range map[string]string{
 		"  abatimento: {cents: -5}\n":                "cents -5: o abatimento é um valor em centavos acima de zero (para cancelar, remove: true)",

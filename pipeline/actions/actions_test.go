@@ -26,11 +26,20 @@ import (
 
 var noEnv = func(string) (string, bool) { return "", false }
 
-// issueEscola runs the school's carnets (40 × 12) on a shared embedded
-// sandbox and returns the run folder, the sandbox and the results.
+// The runs the tests share, issued once per test binary (TestMain removes
+// them): the school's carnets (40 × 12) and samples/boletos (25 slips).
+// Each test works on its own copy of the run and of the sandbox's data.
+var (
+	escola  = runtest.ShareSample("../../samples/escola", "carnes.yaml", "alunos.xlsx")
+	boletos = runtest.ShareSample("../../samples/boletos", "boletos.yaml", "clientes.csv")
+)
+
+// issueEscola gives the test its own copy of the school's carnets on its
+// own embedded sandbox and returns the run folder, the sandbox and the
+// results.
 func issueEscola(t *testing.T) (string, *sandbox.Running, *results.Results) {
 	t.Helper()
-	is := runtest.Sample(t, "../../samples/escola", "carnes.yaml", "alunos.xlsx")
+	is := escola.Issue(t)
 	return is.Dir, is.Sandbox, is.Results
 }
 
@@ -63,6 +72,7 @@ func calls(t *testing.T, dir string) int {
 // amount, the ledger and the reconciliation count them cancelled, and the
 // same job again finds nothing to do and sends nothing.
 func TestCancelTwoCarnets(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, rn, res := issueEscola(t)
 	ctl := &control.Client{BaseURL: rn.URL}
@@ -185,6 +195,7 @@ func TestCancelTwoCarnets(t *testing.T) {
 // TestChangeDueDateSettleSecondCopy: five parcels get new due dates, three
 // are settled, and second copies come one PDF per key plus a zip.
 func TestChangeDueDateSettleSecondCopy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, rn, res := issueEscola(t)
 	cl := client(t, rn)
@@ -289,6 +300,7 @@ func TestChangeDueDateSettleSecondCopy(t *testing.T) {
 
 // TestLoadErrors: the loader's strict checks with line and column.
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "a.yaml")
 	os.WriteFile(p, []byte("version: 1\nfrom_run: nada\nissue: {carnets: {repeats: 2}}\naction:\n  cancel: {}\n  settle: {}\nfilter: {stauts: [waiting]}\n"), 0o644)
@@ -308,6 +320,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
+	t.Parallel()
 	s := actions.Schema("en")
 	props := s["properties"].(map[string]any)
 	for _, k := range []string{"from_run", "filter", "action", "input"} {

@@ -20,6 +20,7 @@ import (
 // and warns that the clocks differ; the cancellations it applies are
 // recorded in the ledger at the service's time.
 func TestPlanCountsByTheServiceClock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, rn, res := issueEscola(t)
 	ctl := &control.Client{BaseURL: rn.URL}

@@ -23,6 +23,7 @@ import (
 // its end: every cobv has the abatimento, was revised once (revisao 1: no
 // PATCH sent twice), and the ledger holds one change each.
 func TestCrashAbatimento(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("long crash test; skipped with -short")
 	}

@@ -44,6 +44,8 @@ func TestMain(m *testing.M) {
 		runtest.BuildAhead()
 	}
 	code := m.Run()
+	escola.Remove()
+	boletos.Remove()
 	runtest.RemoveBinary()
 	os.Exit(code)
 }
@@ -117,6 +119,7 @@ func historyCount(h []api.History, s string) int {
 // each resumed to its end under 10 % faults: each action applied exactly
 // once.
 func TestCrashResumeFaults(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("long crash test; skipped with -short")
 	}

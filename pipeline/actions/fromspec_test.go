@@ -18,6 +18,7 @@ import (
 // the same job (same identity, same plan), and the same selection run
 // twice moves a due date by days once only.
 func TestFromSpecSelection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, rn, res := issueEscola(t)
 	opts := actions.Options{Run: run.Options{Embedded: rn, Getenv: noEnv}}

@@ -19,10 +19,11 @@ import (
 	"remessa/sandbox/control"
 )
 
-// issueBoletos runs samples/boletos (25 slips) on a shared embedded sandbox.
+// issueBoletos gives the test its own copy of samples/boletos (25 slips)
+// on its own embedded sandbox.
 func issueBoletos(t *testing.T) (string, *sandbox.Running, *results.Results) {
 	t.Helper()
-	is := runtest.Sample(t, "../../samples/boletos", "boletos.yaml", "clientes.csv")
+	is := boletos.Issue(t)
 	return is.Dir, is.Sandbox, is.Results
 }
 
@@ -96,6 +97,7 @@ func slipDue(t *testing.T, rn *sandbox.Running, id int64) (string, string) {
 // in the filter is not applicable), move one due date 7 days, settle one,
 // resend one to another address; each job run again sends nothing.
 func TestSlipActions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, rn, res := issueBoletos(t)
 	opts := actions.Options{Run: run.Options{Embedded: rn, Getenv: noEnv}}
@@ -205,6 +207,7 @@ func brDate(iso string) string {
 // left alone and reported as already paid), move 2 due dates, and the
 // ledger agrees with a status sync afterwards.
 func TestCobvActions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, rn, res := issueCobv(t, 20)
 	opts := actions.Options{Run: run.Options{Embedded: rn, Getenv: noEnv}}
@@ -328,6 +331,7 @@ func TestCobvActions(t *testing.T) {
 // TestInputKeysSheet: input: {file, key} selects rows by a sheet of keys;
 // a key the run does not have is reported, not a crash.
 func TestInputKeysSheet(t *testing.T) {
+	t.Parallel()
 	src, rn, res := issueBoletos(t)
 	opts := actions.Options{Run: run.Options{Embedded: rn, Getenv: noEnv}}
 	r := res.Rows
