@@ -491,6 +491,32 @@ func (l *Ledger) EachCharge(ctx context.Context, fn func(*Charge) error) error {
 	return rows.Err()
 }
 
+// KeysIn returns the keys of the ledger's charges in any of states (one
+// column read, not every charge's).
+func (l *Ledger) KeysIn(ctx context.Context, states ...string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(states) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(states))
+	for i, st := range states {
+		args[i] = st
+	}
+	rows, err := l.db.QueryContext(ctx, `SELECT key FROM charges WHERE state IN (?`+strings.Repeat(", ?", len(states)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		out[k] = true
+	}
+	return out, rows.Err()
+}
+
 // Count returns how many charges the ledger holds.
 func (l *Ledger) Count(ctx context.Context) (int, error) {
 	var n int

@@ -56,13 +56,8 @@ func WriteRun(ctx context.Context, dir string, today time.Time, lang string) ([]
 		return nil, nil, err
 	}
 	defer l.Close()
-	paid := map[string]bool{}
-	if err := l.EachCharge(ctx, func(c *status.Charge) error {
-		if c.State == status.StatePaid || c.State == status.StateSettled {
-			paid[c.Key] = true
-		}
-		return nil
-	}); err != nil {
+	paid, err := l.KeysIn(ctx, status.StatePaid, status.StateSettled)
+	if err != nil {
 		return nil, nil, err
 	}
 	sp := newSplitter(paid)
