@@ -202,15 +202,18 @@ func TestSyncFollowsPix(t *testing.T) {
 	}
 }
 
-// TestSyncListsEveryPage: a run of 1,001 cobv takes two pages of 1,000 to
-// list. One charge of each page the service gives is paid before the
-// first sync; the sync makes one call per page and finds both payments
-// (a sync that read only the first page would leave the second's charge
-// as it was seeded, ATIVA).
+// TestSyncListsEveryPage: the shared 30 cobv listed in pages of 29
+// (Options.PageSize; the service's pages are of 1,000 and the sync reads
+// them the same way) take two pages, the second of one. One charge of
+// each page the service gives is paid before the first sync; the sync
+// makes one call per page and finds both payments (a sync that read only
+// the first page would leave the second's charge as it was seeded,
+// ATIVA).
 func TestSyncListsEveryPage(t *testing.T) {
 	t.Parallel()
+	const size = 29 // items a list call asks for
 	ctx := context.Background()
-	is := runtest.Cobv(t, 1001)
+	is := cobv30.Issue(t)
 	rn, out := is.Sandbox, is.Outcome
 	cl := runtest.Client(t, rn)
 	ctl := &control.Client{BaseURL: rn.URL}
@@ -223,12 +226,12 @@ func TestSyncListsEveryPage(t *testing.T) {
 	for page := 0; page < 2; page++ {
 		p := api.ListCobVParams{}
 		p.Inicio, p.Fim = time.Now().Add(-24*time.Hour), time.Now().Add(24*time.Hour)
-		p.PaginaAtual, p.ItensPorPagina = page, 1000
+		p.PaginaAtual, p.ItensPorPagina = page, size
 		list, err := cl.ListCobV(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []int{1000, 1}[page]; len(list.Cobs) != want || list.Parametros.Paginacao.QuantidadeDePaginas != 2 {
+		if want := []int{size, 1}[page]; len(list.Cobs) != want || list.Parametros.Paginacao.QuantidadeDePaginas != 2 {
 			t.Fatalf("page %d lists %d cobv of %d pages; want %d of 2", page, len(list.Cobs), list.Parametros.Paginacao.QuantidadeDePaginas, want)
 		}
 		txid := list.Cobs[len(list.Cobs)-1].Txid
@@ -238,14 +241,14 @@ func TestSyncListsEveryPage(t *testing.T) {
 		paid = append(paid, txid)
 		cents += byTxid[txid]
 	}
-	s, err := status.Sync(ctx, out.Dir, status.Options{Run: run.Options{Embedded: rn}})
+	s, err := status.Sync(ctx, out.Dir, status.Options{Run: run.Options{Embedded: rn}, PageSize: size})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Charges != 1001 || s.Calls != 2 {
-		t.Errorf("the first sync: %d charges in %d calls, want 1001 in 2", s.Charges, s.Calls)
+	if s.Charges != 30 || s.Calls != 2 {
+		t.Errorf("the first sync: %d charges in %d calls, want 30 in 2", s.Charges, s.Calls)
 	}
-	if s.Received.Count != 2 || s.Received.Cents != cents || s.Open.Count != 999 {
-		t.Errorf("received %+v, open %+v; want 2 of %d (%v) and 999 open", s.Received, s.Open, cents, paid)
+	if s.Received.Count != 2 || s.Received.Cents != cents || s.Open.Count != 28 {
+		t.Errorf("received %+v, open %+v; want 2 of %d (%v) and 28 open", s.Received, s.Open, cents, paid)
 	}
 }

@@ -27,6 +27,17 @@ type Options struct {
 	// Full lists everything again instead of only what may have changed
 	// since the last sync.
 	Full bool
+	// PageSize is how many items a list call asks for (0: the most the
+	// APIs give, 1,000). A test lists several pages of a small run with a
+	// small one.
+	PageSize int
+}
+
+func (o Options) pageSize() int {
+	if o.PageSize > 0 {
+		return o.PageSize
+	}
+	return listing
 }
 
 func (o Options) now() time.Time {
@@ -190,7 +201,7 @@ func Sync(ctx context.Context, dir string, o Options) (*Summary, error) {
 	if _, err := l.seed(ctx, res, now); err != nil {
 		return nil, err
 	}
-	s := &syncer{l: l, cl: svc.Client, m: m, now: now, at: now, seenAt: stamp(now), skew: clk.Service.Sub(clk.Local)}
+	s := &syncer{l: l, cl: svc.Client, m: m, now: now, at: now, seenAt: stamp(now), skew: clk.Service.Sub(clk.Local), page: o.pageSize()}
 	var last time.Time
 	if prev, ok := l.LastClock(ctx); ok && !o.Full {
 		last = prev.Service
@@ -270,6 +281,7 @@ type syncer struct {
 	skew    time.Duration // the service's clock ahead of this machine's
 	calls   int
 	changed int
+	page    int // items a list call asks for
 }
 
 // lookback widens an incremental sync's windows backwards from the last
@@ -345,7 +357,7 @@ func (s *syncer) charges(ctx context.Context, chargeType string, from, to, last 
 }
 
 func (s *syncer) listCharges(ctx context.Context, q api.ChargeListQuery, source string) error {
-	q.Limit = listing
+	q.Limit = s.page
 	for page := 1; ; page++ {
 		q.Page = page
 		list, err := s.cl.ListCharges(ctx, q)
@@ -361,7 +373,7 @@ func (s *syncer) listCharges(ctx context.Context, q api.ChargeListQuery, source 
 			return err
 		}
 		total := list.Params.Pagination.Total
-		if len(list.Data) < listing || (total > 0 && page*listing >= total) {
+		if len(list.Data) < s.page || (total > 0 && page*s.page >= total) {
 			return nil
 		}
 	}
@@ -432,7 +444,7 @@ func (s *syncer) pix(ctx context.Context, from, to, last time.Time) error {
 }
 
 func (s *syncer) listCobv(ctx context.Context, p api.ListCobVParams) error {
-	p.ItensPorPagina = listing
+	p.ItensPorPagina = s.page
 	for page := 0; ; page++ {
 		p.PaginaAtual = page
 		list, err := s.cl.ListCobV(ctx, p)
@@ -455,7 +467,7 @@ func (s *syncer) listCobv(ctx context.Context, p api.ListCobVParams) error {
 
 // listPix applies received Pix (only those with a refund when refunds).
 func (s *syncer) listPix(ctx context.Context, p api.ListPixParams, refunds bool) error {
-	p.ItensPorPagina = listing
+	p.ItensPorPagina = s.page
 	byTxid := map[string][]api.PixRecebido{}
 	for page := 0; ; page++ {
 		p.PaginaAtual = page
