@@ -254,8 +254,10 @@ func BenchmarkRunPage1000Runs(b *testing.B) {
 // TestProgressEventsEverySecond starts a cobv run slowed down on the
 // embedded sandbox (it lasts several seconds), reads its event stream
 // with the signed-in client, and checks that while it goes an event comes
-// at least every ~1.2 s, that done never goes back, and that it ends with
-// done equal to total.
+// at least every ~1.2 s (plus however late this process's own goroutines
+// woke meanwhile, measured: on a busy machine the desk's ticker is late by
+// as much), that done never goes back, and that it ends with done equal to
+// total.
 func TestProgressEventsEverySecond(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a run of several seconds")
@@ -301,6 +303,30 @@ func TestProgressEventsEverySecond(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the process's own scheduling lag while the run goes: a goroutine
+	// asking to sleep 50 ms notes how much later it woke. On a quiet
+	// machine that is a few ms and the gaps are held to 1,2 s; when the
+	// machine is busy (go test runs another package's tests beside this
+	// one) a gap may be late by as much as this process was late, never
+	// more: a desk that skipped a second still fails
+	lagDone := make(chan struct{})
+	lagMax := make(chan time.Duration, 1)
+	stopLag := sync.OnceFunc(func() { close(lagDone) })
+	defer stopLag()
+	go func() {
+		var worst time.Duration
+		for {
+			select {
+			case <-lagDone:
+				lagMax <- worst
+				return
+			default:
+			}
+			t0 := time.Now()
+			time.Sleep(50 * time.Millisecond)
+			worst = max(worst, time.Since(t0)-50*time.Millisecond)
+		}
+	}()
 	hc := &http.Client{Jar: c.http.Jar} // a stream: no client timeout
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -366,6 +392,10 @@ func TestProgressEventsEverySecond(t *testing.T) {
 	if lasted < 4*time.Second {
 		t.Errorf("the run lasted %s, want at least 4 s for the test to mean anything", lasted)
 	}
+	stopLag()
+	lag := <-lagMax
+	allowed := 1200*time.Millisecond + lag
+	t.Logf("the process woke up to %s late while the run went: gaps up to %s are allowed", lag.Round(time.Millisecond), allowed.Round(time.Millisecond))
 	var maxGap time.Duration
 	prevDone := -1
 	for i := start; i < len(evs); i++ {
@@ -377,7 +407,7 @@ func TestProgressEventsEverySecond(t *testing.T) {
 		if i > start {
 			gap := evs[i].at.Sub(evs[i-1].at)
 			maxGap = max(maxGap, gap)
-			if gap > 1200*time.Millisecond {
+			if gap > allowed {
 				t.Errorf("event %d (%s, %d/%d) came %s after the one before", i, evs[i].ev.Progress.Phase, evs[i].ev.Progress.Done, evs[i].ev.Progress.Total, gap.Round(time.Millisecond))
 			}
 		}

@@ -526,10 +526,10 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, ss *session) 
 	}
 	// at least one event a second: a phase that reports nothing for a while
 	// (validating a big sheet, a slow batch) repeats the last state, so the
-	// page shows the run is alive
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	sent := time.Now()
+	// page shows the run is alive. The wait starts again at each event sent
+	// (a ticker that skipped a tick just after an event let 1,9 s pass)
+	beat := time.NewTimer(time.Second)
+	defer beat.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -538,16 +538,14 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, ss *session) 
 			if !ok {
 				return
 			}
-			last, sent = b, time.Now()
+			last = b
 			send(b)
+			beat.Reset(time.Second)
 			var ev RunEvent
 			if json.Unmarshal(b, &ev) == nil && ev.Finished {
 				return
 			}
-		case <-tick.C:
-			if time.Since(sent) < 900*time.Millisecond {
-				continue
-			}
+		case <-beat.C:
 			// the stored state only when the status moved (it is stored once
 			// a second and may be older than the last event's counters)
 			var prev RunEvent
@@ -555,8 +553,8 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, ss *session) 
 			if cur, err := s.loadRun(r.Context(), rec.ID); err == nil && cur.Status != prev.Status {
 				last, _ = json.Marshal(s.runEvent(cur))
 			}
-			sent = time.Now()
 			send(last)
+			beat.Reset(time.Second)
 			var ev RunEvent
 			if json.Unmarshal(last, &ev) == nil && ev.Finished {
 				return
