@@ -19,10 +19,12 @@ import (
 // take about a second).
 //
 // go test's -timeout is for the whole test binary, 10 minutes unless
-// told: this package's tests take minutes on a 2-core machine under
-// -race, longer when it is busy, so that default becomes 30 minutes here
-// (a slow machine then reports a slow test, not a panic of the whole
-// package). Any other -timeout given stays.
+// told, and go test itself kills the binary a minute after it: this
+// package's tests take minutes on a 2-core machine under -race, longer
+// when it is busy, so the README's command gives -timeout 30m (a slow
+// machine then reports a slow test, not a kill of the whole package). A
+// binary run by hand with the default gets 30 minutes here too. Any other
+// -timeout given stays.
 //
 // Most of the package's tests run with t.Parallel: they wait on a
 // Chromium tab, a `remessa` child process, latency the sandbox was told
